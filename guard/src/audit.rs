@@ -1,0 +1,329 @@
+//! Stage 7: the operator's record. Diagnostics may quote the input (that is their job);
+//! they live here, in types the agent value is never built from.
+
+use serde::Serialize;
+use std::fmt;
+
+/// A stage of the pipeline, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Stage {
+    /// The request itself was unusable for this contract (wrong tool).
+    Request,
+    /// The transport failed before a body arrived.
+    Transport,
+    /// Byte limit.
+    Limits,
+    /// Strict parse.
+    Parse,
+    /// JSON Schema.
+    Schema,
+    /// Request binding: request id and parameter checks.
+    Binding,
+    /// Semantic checks, declarative and custom.
+    Checks,
+    /// Projection into the agent value (the last stage; an admitted response reached it).
+    Projection,
+}
+
+impl Stage {
+    /// The stage's name as used in diagnostics and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Request => "request",
+            Stage::Transport => "transport",
+            Stage::Limits => "limits",
+            Stage::Parse => "parse",
+            Stage::Schema => "schema",
+            Stage::Binding => "binding",
+            Stage::Checks => "checks",
+            Stage::Projection => "projection",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a response was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A success envelope honoured the contract; the agent gets its projection.
+    Admitted,
+    /// A failure envelope honoured the contract; the agent gets its code.
+    UpstreamFailure,
+    /// The transport failed; the agent gets `UPSTREAM_UNAVAILABLE`.
+    TransportFailure,
+    /// The response broke the contract; the agent gets the fixed failure.
+    Rejected,
+}
+
+impl Verdict {
+    /// Whether the response itself was admitted (success or failure envelope).
+    pub fn is_admitted(self) -> bool {
+        matches!(self, Verdict::Admitted | Verdict::UpstreamFailure)
+    }
+}
+
+/// Why a response was rejected, for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    stage: Stage,
+    keyword: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instance_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    byte_offset: Option<usize>,
+    message: String,
+    #[serde(skip)]
+    masked: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    causes: Vec<Diagnostic>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with a stage, a keyword and a message; `masked` is the same message
+    /// with every value from the input left out.
+    pub fn new(
+        stage: Stage,
+        keyword: impl Into<String>,
+        message: impl Into<String>,
+        masked: impl Into<String>,
+    ) -> Self {
+        Self {
+            stage,
+            keyword: keyword.into(),
+            schema_path: None,
+            instance_path: None,
+            byte_offset: None,
+            message: message.into(),
+            masked: masked.into(),
+            causes: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with_schema_path(mut self, path: impl Into<String>) -> Self {
+        self.schema_path = Some(path.into());
+        self
+    }
+
+    pub(crate) fn with_instance_path(mut self, path: impl Into<String>) -> Self {
+        self.instance_path = Some(path.into());
+        self
+    }
+
+    pub(crate) fn with_byte_offset(mut self, offset: usize) -> Self {
+        self.byte_offset = Some(offset);
+        self
+    }
+
+    pub(crate) fn with_causes(mut self, causes: Vec<Diagnostic>) -> Self {
+        self.causes = causes;
+        self
+    }
+
+    /// The stage that rejected.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    /// The keyword or check that failed (`additionalProperties`, `duplicate_member`,
+    /// `equals_param`, …).
+    pub fn keyword(&self) -> &str {
+        &self.keyword
+    }
+
+    /// The JSON Schema keyword location, for schema failures.
+    pub fn schema_path(&self) -> Option<&str> {
+        self.schema_path.as_deref()
+    }
+
+    /// The JSON Pointer into the response, when known.
+    pub fn instance_path(&self) -> Option<&str> {
+        self.instance_path.as_deref()
+    }
+
+    /// The byte offset into the raw body, when known.
+    pub fn byte_offset(&self) -> Option<usize> {
+        self.byte_offset
+    }
+
+    /// The full message; it may quote the input.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message with no value from the input (paths and keywords only).
+    pub fn masked_message(&self) -> &str {
+        &self.masked
+    }
+
+    /// Narrower failures behind this one (the branches of a `oneOf`, say).
+    pub fn causes(&self) -> &[Diagnostic] {
+        &self.causes
+    }
+
+    /// A one-line rendering that prints no instance value.
+    pub fn masked(&self) -> Masked<'_> {
+        Masked(self)
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// `stage: keyword at /path (byte N): message`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_line(f, self, &self.message)
+    }
+}
+
+/// A [`Diagnostic`] rendered without instance values.
+#[derive(Debug, Clone, Copy)]
+pub struct Masked<'a>(&'a Diagnostic);
+
+impl fmt::Display for Masked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_line(f, self.0, &self.0.masked)
+    }
+}
+
+fn write_line(f: &mut fmt::Formatter<'_>, d: &Diagnostic, message: &str) -> fmt::Result {
+    write!(f, "{}: {}", d.stage, d.keyword)?;
+    if let Some(path) = &d.instance_path {
+        let shown = if path.is_empty() { "(root)" } else { path };
+        write!(f, " at {shown}")?;
+    }
+    if let Some(offset) = d.byte_offset {
+        write!(f, " (byte {offset})")?;
+    }
+    write!(f, ": {message}")
+}
+
+/// Who produced the response, as the caller declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdapterInfo {
+    /// Adapter name.
+    pub name: String,
+    /// Adapter version.
+    pub version: String,
+}
+
+/// The record of one judgement, for the operator's log. Serialises as one JSON line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditRecord {
+    pub(crate) tool: String,
+    pub(crate) contract_version: u32,
+    pub(crate) schema_sha256: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) adapter: Option<AdapterInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) endpoint: Option<String>,
+    pub(crate) request_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) attempt: Option<u32>,
+    pub(crate) stage: Stage,
+    pub(crate) verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) diagnostic: Option<Diagnostic>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) raw_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) raw_len: Option<u64>,
+}
+
+impl AuditRecord {
+    /// The contract's tool.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+    /// The contract's current version.
+    pub fn contract_version(&self) -> u32 {
+        self.contract_version
+    }
+    /// SHA-256 (hex) of the schema the response was judged by.
+    pub fn schema_sha256(&self) -> &str {
+        &self.schema_sha256
+    }
+    /// The adapter, as the caller declared it.
+    pub fn adapter(&self) -> Option<&AdapterInfo> {
+        self.adapter.as_ref()
+    }
+    /// The endpoint, as the caller declared it.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
+    }
+    /// The outstanding request's id.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    /// The attempt number, when the retry driver made the call (1-based).
+    pub fn attempt(&self) -> Option<u32> {
+        self.attempt
+    }
+    /// The stage that decided: the failing stage, or `projection` when admitted.
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+    /// Why it was rejected.
+    pub fn diagnostic(&self) -> Option<&Diagnostic> {
+        self.diagnostic.as_ref()
+    }
+    /// SHA-256 (hex) of the raw bytes read (absent on a transport failure).
+    pub fn raw_sha256(&self) -> Option<&str> {
+        self.raw_sha256.as_deref()
+    }
+    /// Number of raw bytes read; for an over-size body, the bytes read before stopping.
+    pub fn raw_len(&self) -> Option<u64> {
+        self.raw_len
+    }
+    /// The record as one line of JSON.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            // Serialising plain strings and numbers cannot fail; keep the log line anyway.
+            format!("{{\"audit_serialisation_error\":{:?}}}", e.to_string())
+        })
+    }
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        use std::fmt::Write;
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_of_empty_input_is_the_known_digest() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn masked_rendering_uses_the_masked_message() {
+        let d = Diagnostic::new(Stage::Schema, "enum", "\"CANARY\" is not one of", "value is not one of")
+            .with_instance_path("/data/decision");
+        assert_eq!(d.to_string(), "schema: enum at /data/decision: \"CANARY\" is not one of");
+        assert_eq!(d.masked().to_string(), "schema: enum at /data/decision: value is not one of");
+    }
+}

@@ -1,0 +1,288 @@
+//! Stage 5: semantic checks. Declarative ones from the contract (`fresh`) and custom ones
+//! in Rust. Time is the request's `now`, never a global clock. A check on an absent field
+//! does not apply.
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::Value;
+use std::fmt;
+
+use crate::audit::{Diagnostic, Stage};
+use crate::pointer::Pointer;
+use crate::request::Request;
+
+/// A declarative check from `contract.toml`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CheckSpec {
+    /// `field == request.params[param]` (a binding check).
+    EqualsParam {
+        /// The response member.
+        field: Pointer,
+        /// The request parameter.
+        param: String,
+    },
+    /// `field` is one of the array `request.params[param]` (a binding check).
+    InParam {
+        /// The response member.
+        field: Pointer,
+        /// The request parameter holding an array.
+        param: String,
+    },
+    /// `field` is an RFC 3339 time within `[now - max_age, now + max_skew]`.
+    Fresh {
+        /// The response member.
+        field: Pointer,
+        /// How old it may be.
+        max_age: SignedDuration,
+        /// How far in the future it may be (clock skew).
+        max_skew: SignedDuration,
+    },
+}
+
+impl CheckSpec {
+    /// The response member the check reads.
+    pub fn field(&self) -> &Pointer {
+        match self {
+            CheckSpec::EqualsParam { field, .. }
+            | CheckSpec::InParam { field, .. }
+            | CheckSpec::Fresh { field, .. } => field,
+        }
+    }
+
+    /// The check's kind as written in `contract.toml`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CheckSpec::EqualsParam { .. } => "equals_param",
+            CheckSpec::InParam { .. } => "in_param",
+            CheckSpec::Fresh { .. } => "fresh",
+        }
+    }
+
+    /// The stage this check belongs to: parameter checks bind, time checks are semantic.
+    pub fn stage(&self) -> Stage {
+        match self {
+            CheckSpec::EqualsParam { .. } | CheckSpec::InParam { .. } => Stage::Binding,
+            CheckSpec::Fresh { .. } => Stage::Checks,
+        }
+    }
+
+    /// Run the check; an absent field passes.
+    ///
+    /// # Errors
+    ///
+    /// The operator diagnostic of the violation.
+    pub fn run(&self, request: &Request, response: &Value) -> Result<(), Diagnostic> {
+        let field = self.field();
+        let Some(value) = field.resolve(response) else {
+            return Ok(());
+        };
+        let fail = |message: String, masked: String| {
+            Err(Diagnostic::new(self.stage(), self.kind(), message, masked)
+                .with_instance_path(field.as_str()))
+        };
+        match self {
+            CheckSpec::EqualsParam { param, .. } => match request.params.get(param) {
+                Some(expected) if expected == value => Ok(()),
+                Some(expected) => fail(
+                    format!("{value} is not the requested {param} {expected}"),
+                    format!("value is not the requested {param}"),
+                ),
+                None => fail(
+                    format!("the request has no parameter {param:?} to compare with"),
+                    format!("the request has no parameter {param:?} to compare with"),
+                ),
+            },
+            CheckSpec::InParam { param, .. } => match request.params.get(param) {
+                Some(Value::Array(allowed)) if allowed.contains(value) => Ok(()),
+                Some(Value::Array(_)) => fail(
+                    format!("{value} is not one of the requested {param}"),
+                    format!("value is not one of the requested {param}"),
+                ),
+                _ => fail(
+                    format!("the request parameter {param:?} is missing or not an array"),
+                    format!("the request parameter {param:?} is missing or not an array"),
+                ),
+            },
+            CheckSpec::Fresh {
+                max_age, max_skew, ..
+            } => {
+                let Some(time) = value.as_str().and_then(|s| s.parse::<Timestamp>().ok()) else {
+                    return fail(
+                        format!("{value} is not an RFC 3339 time"),
+                        "value is not an RFC 3339 time".into(),
+                    );
+                };
+                let now = request.now;
+                let age = now.duration_since(time);
+                if age > *max_age {
+                    return fail(
+                        format!("{time} is {} old, older than {max_age:#} before {now}", Friendly(age)),
+                        format!("time is older than {max_age:#}"),
+                    );
+                }
+                if -age > *max_skew {
+                    return fail(
+                        format!("{time} is {} ahead of {now}, more than the {max_skew:#} allowed", Friendly(-age)),
+                        format!("time is more than {max_skew:#} in the future"),
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+struct Friendly(SignedDuration);
+
+impl fmt::Display for Friendly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+/// Why a custom check refused a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckFailure {
+    message: String,
+    instance_path: Option<String>,
+}
+
+impl CheckFailure {
+    /// A failure with an operator message (it may quote the response).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            instance_path: None,
+        }
+    }
+
+    /// Point at the offending member.
+    #[must_use]
+    pub fn at(mut self, instance_path: impl Into<String>) -> Self {
+        self.instance_path = Some(instance_path.into());
+        self
+    }
+
+    pub(crate) fn into_diagnostic(self, name: &str) -> Diagnostic {
+        let masked = format!("custom check {name} failed");
+        let d = Diagnostic::new(Stage::Checks, name, self.message, masked);
+        match self.instance_path {
+            Some(path) => d.with_instance_path(path),
+            None => d,
+        }
+    }
+}
+
+/// A semantic check written in Rust. It sees the request (with its `now`) and the parsed,
+/// schema-valid response, and runs after the contract's own checks.
+///
+/// ```
+/// use airlock_guard::{CheckFailure, CustomCheck, Request};
+/// use serde_json::Value;
+///
+/// struct NotOnFriday;
+/// impl CustomCheck for NotOnFriday {
+///     fn name(&self) -> &str { "not_on_friday" }
+///     fn check(&self, request: &Request, _response: &Value) -> Result<(), CheckFailure> {
+///         let day = request.now.to_zoned(jiff::tz::TimeZone::UTC).weekday();
+///         if day == jiff::civil::Weekday::Friday {
+///             return Err(CheckFailure::new("no deploy evidence is trusted on Friday"));
+///         }
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait CustomCheck: Send + Sync {
+    /// A short name, used as the diagnostic keyword.
+    fn name(&self) -> &str;
+    /// Judge the response.
+    ///
+    /// # Errors
+    ///
+    /// A [`CheckFailure`] rejects the response.
+    fn check(&self, request: &Request, response: &Value) -> Result<(), CheckFailure>;
+}
+
+/// Parse a contract duration: `"15m"`, `"1h 30m"`, `"10s"`, `"250ms"` or ISO 8601
+/// `"PT15M"`; never negative.
+///
+/// # Errors
+///
+/// A sentence saying why the text is not a duration.
+pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
+    let duration: SignedDuration = text
+        .parse()
+        .map_err(|e| format!("{text:?} is not a duration such as \"15m\" or \"10s\": {e}"))?;
+    if duration.is_negative() {
+        return Err(format!("{text:?} is negative"));
+    }
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request() -> Request {
+        Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap())
+            .param("project_id", "bluebird")
+            .param("run_ids", json!(["run_a", "run_b"]))
+    }
+
+    fn fresh() -> CheckSpec {
+        CheckSpec::Fresh {
+            field: Pointer::parse("/t").unwrap(),
+            max_age: parse_duration("15m").unwrap(),
+            max_skew: parse_duration("1m").unwrap(),
+        }
+    }
+
+    #[test]
+    fn fresh_window_edges_are_inclusive() {
+        let r = request();
+        for ok in ["2026-12-02T09:45:00Z", "2026-12-02T10:01:00Z", "2026-12-02T11:00:00+01:00"] {
+            assert!(fresh().run(&r, &json!({"t": ok})).is_ok(), "{ok}");
+        }
+        for bad in ["2026-12-02T09:44:59Z", "2026-12-02T10:01:01Z", "2026-12-02T10:00:00+01:00"] {
+            assert_eq!(fresh().run(&r, &json!({"t": bad})).unwrap_err().keyword(), "fresh", "{bad}");
+        }
+    }
+
+    #[test]
+    fn fresh_on_an_unparseable_time_rejects() {
+        assert!(fresh().run(&request(), &json!({"t": "soon"})).is_err());
+    }
+
+    #[test]
+    fn checks_on_absent_fields_do_not_apply() {
+        assert!(fresh().run(&request(), &json!({"error": {}})).is_ok());
+    }
+
+    #[test]
+    fn equals_and_in_param_compare_with_the_request() {
+        let eq = CheckSpec::EqualsParam {
+            field: Pointer::parse("/p").unwrap(),
+            param: "project_id".into(),
+        };
+        assert!(eq.run(&request(), &json!({"p": "bluebird"})).is_ok());
+        let d = eq.run(&request(), &json!({"p": "copperhead"})).unwrap_err();
+        assert_eq!(d.stage(), Stage::Binding);
+        assert!(!d.masked_message().contains("copperhead"));
+        let within = CheckSpec::InParam {
+            field: Pointer::parse("/r").unwrap(),
+            param: "run_ids".into(),
+        };
+        assert!(within.run(&request(), &json!({"r": "run_b"})).is_ok());
+        assert!(within.run(&request(), &json!({"r": "run_c"})).is_err());
+    }
+
+    #[test]
+    fn durations_parse_in_friendly_and_iso_forms() {
+        assert_eq!(parse_duration("15m").unwrap(), SignedDuration::from_mins(15));
+        assert_eq!(parse_duration("10s").unwrap(), SignedDuration::from_secs(10));
+        assert_eq!(parse_duration("PT1M").unwrap(), SignedDuration::from_mins(1));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-5m").is_err());
+    }
+}

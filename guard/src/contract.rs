@@ -1,0 +1,527 @@
+//! A contract: the manifest (`contract.toml`) and the compiled schema of one version,
+//! loaded from the contract's folder or built in code. Every problem is a precise
+//! [`ContractError`]; nothing here panics on a broken contract.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::checks::{parse_duration, CheckSpec};
+use crate::limits::Limits;
+use crate::parse::parse;
+use crate::pointer::Pointer;
+use crate::projection::ErrorCode;
+use crate::retry::RetryPolicy;
+use crate::schema::{can_contain, CompiledSchema, Resources, SchemaError};
+
+/// The manifest's file name inside a contract folder.
+pub const MANIFEST: &str = "contract.toml";
+
+/// Schema files are read with this nesting limit (schemas are trusted but still parsed
+/// strictly: a duplicate keyword in a schema is an error, not a silent override).
+const SCHEMA_MAX_DEPTH: usize = 256;
+
+/// Why a contract could not be loaded or built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ContractError {
+    /// A file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// `contract.toml` is not valid TOML or not the manifest's shape (unknown keys are
+    /// errors).
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A schema file is not strict JSON.
+    SchemaJson {
+        /// The schema file.
+        path: PathBuf,
+        /// The parse failure.
+        error: crate::parse::ParseError,
+    },
+    /// A schema could not be compiled.
+    Schema {
+        /// The schema file (or `<in memory>`).
+        path: PathBuf,
+        /// The reason.
+        error: SchemaError,
+    },
+    /// A field, duration, code or limit of the manifest is wrong.
+    Invalid {
+        /// Where in the manifest (`checks[1].field`, `retry.deadline`, …).
+        location: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ContractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ContractError::Io { path, source } => write!(f, "reading {}: {source}", path.display()),
+            ContractError::Manifest { path, message } => {
+                write!(f, "{}: {}", path.display(), message.trim_end())
+            }
+            ContractError::SchemaJson { path, error } => {
+                write!(f, "{}: not strict JSON: {error}", path.display())
+            }
+            ContractError::Schema { path, error } => write!(f, "{}: {error}", path.display()),
+            ContractError::Invalid { location, reason } => write!(f, "{location}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ContractError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ContractError::Io { source, .. } => Some(source),
+            ContractError::SchemaJson { error, .. } => Some(error),
+            ContractError::Schema { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
+    ContractError::Invalid {
+        location: location.into(),
+        reason: reason.into(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    tool: String,
+    version: u32,
+    limits: Limits,
+    agent: AgentManifest,
+    #[serde(default)]
+    checks: Vec<CheckManifest>,
+    retry: RetryManifest,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentManifest {
+    fields: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum CheckManifest {
+    EqualsParam { field: String, param: String },
+    InParam { field: String, param: String },
+    Fresh { field: String, max_age: String, max_skew: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetryManifest {
+    max_attempts: u32,
+    deadline: String,
+    retryable: Vec<String>,
+}
+
+/// A loaded contract: one tool, one schema version, its limits, agent fields, checks and
+/// retry policy. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Contract {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tool: String,
+    version: u32,
+    current_version: u32,
+    limits: Limits,
+    agent_fields: Vec<Pointer>,
+    checks: Vec<CheckSpec>,
+    retry: RetryPolicy,
+    schema: CompiledSchema,
+    dir: Option<PathBuf>,
+}
+
+impl Contract {
+    /// Load the contract in `dir` (`schemas/<tool>/`) at its current version.
+    ///
+    /// # Errors
+    ///
+    /// A [`ContractError`] naming the file and what is wrong with it.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, ContractError> {
+        Self::load_inner(dir.as_ref(), None)
+    }
+
+    /// Load the contract in `dir` with the schema of another `version` (its manifest's
+    /// limits, fields and checks; for replaying historical fixtures and certification).
+    ///
+    /// # Errors
+    ///
+    /// As [`Contract::load`], or when `v{version}.schema.json` does not exist.
+    pub fn load_version(dir: impl AsRef<Path>, version: u32) -> Result<Self, ContractError> {
+        Self::load_inner(dir.as_ref(), Some(version))
+    }
+
+    /// Start building a contract in code from a schema document.
+    pub fn builder(tool: impl Into<String>, schema: Value) -> ContractBuilder {
+        ContractBuilder {
+            tool: tool.into(),
+            schema,
+            version: 1,
+            limits: Limits::default(),
+            agent_fields: Vec::new(),
+            checks: Vec::new(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    fn load_inner(dir: &Path, version: Option<u32>) -> Result<Self, ContractError> {
+        let manifest_path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&manifest_path).map_err(|source| ContractError::Io {
+            path: manifest_path.clone(),
+            source,
+        })?;
+        let manifest: Manifest = toml::from_str(&text).map_err(|e| ContractError::Manifest {
+            path: manifest_path.clone(),
+            message: e.to_string(),
+        })?;
+        let version = version.unwrap_or(manifest.version);
+        let resources = local_resources(dir, &manifest.tool)?;
+        let schema_path = dir.join(format!("v{version}.schema.json"));
+        let source = std::fs::read(&schema_path).map_err(|source| ContractError::Io {
+            path: schema_path.clone(),
+            source,
+        })?;
+        let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
+            path: schema_path.clone(),
+            error,
+        })?;
+        let base = format!("{}{}", base_uri(&manifest.tool), file_name(&schema_path));
+        let schema = CompiledSchema::compile(document, &source, &base, &resources)
+            .map_err(|error| ContractError::Schema {
+                path: schema_path.clone(),
+                error,
+            })?;
+        let checks = manifest
+            .checks
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| check_spec(i, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let retry = retry_policy(&manifest.retry)?;
+        finish(Inner {
+            tool: manifest.tool,
+            version,
+            current_version: manifest.version,
+            limits: manifest.limits,
+            agent_fields: pointers("agent.fields", &manifest.agent.fields)?,
+            checks,
+            retry,
+            schema,
+            dir: Some(dir.to_path_buf()),
+        })
+    }
+
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.inner.tool
+    }
+
+    /// The schema version this contract judges by.
+    pub fn version(&self) -> u32 {
+        self.inner.version
+    }
+
+    /// The manifest's current version (equal to [`Contract::version`] unless loaded with
+    /// [`Contract::load_version`]).
+    pub fn current_version(&self) -> u32 {
+        self.inner.current_version
+    }
+
+    /// Byte and depth limits.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// The agent fields, in manifest order.
+    pub fn agent_fields(&self) -> &[Pointer] {
+        &self.inner.agent_fields
+    }
+
+    /// The declarative checks, in manifest order.
+    pub fn checks(&self) -> &[CheckSpec] {
+        &self.inner.checks
+    }
+
+    /// The retry policy.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.inner.retry
+    }
+
+    /// The compiled schema.
+    pub fn schema(&self) -> &CompiledSchema {
+        &self.inner.schema
+    }
+
+    /// The folder the contract was loaded from.
+    pub fn dir(&self) -> Option<&Path> {
+        self.inner.dir.as_deref()
+    }
+}
+
+/// Builds a [`Contract`] in code.
+///
+/// ```
+/// use airlock_guard::{CheckSpec, Contract, Pointer};
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {"data": {"type": "object"}}});
+/// let contract = Contract::builder("echo", schema)
+///     .agent_field("/data/message")
+///     .check(CheckSpec::EqualsParam { field: Pointer::parse("/data/id").unwrap(), param: "id".into() })
+///     .build()
+///     .unwrap();
+/// assert_eq!(contract.tool(), "echo");
+/// ```
+#[derive(Debug)]
+pub struct ContractBuilder {
+    tool: String,
+    schema: Value,
+    version: u32,
+    limits: Limits,
+    agent_fields: Vec<String>,
+    checks: Vec<CheckSpec>,
+    retry: RetryPolicy,
+}
+
+impl ContractBuilder {
+    /// The schema version (default 1).
+    #[must_use]
+    pub fn version(mut self, version: u32) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Limits (default 4096 bytes, depth 8).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Add an agent field, a JSON Pointer into the response (default: none).
+    #[must_use]
+    pub fn agent_field(mut self, pointer: impl Into<String>) -> Self {
+        self.agent_fields.push(pointer.into());
+        self
+    }
+
+    /// Add a declarative check (default: none).
+    #[must_use]
+    pub fn check(mut self, check: CheckSpec) -> Self {
+        self.checks.push(check);
+        self
+    }
+
+    /// The retry policy (default: 3 attempts, 10 s, `UPSTREAM_UNAVAILABLE`).
+    #[must_use]
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Compile the schema and check every field against it.
+    ///
+    /// # Errors
+    ///
+    /// As for a contract loaded from disk.
+    pub fn build(self) -> Result<Contract, ContractError> {
+        let source = serde_json::to_vec(&self.schema).unwrap_or_default();
+        let base = format!("{}v{}.schema.json", base_uri(&self.tool), self.version);
+        let schema = CompiledSchema::compile(self.schema, &source, &base, &Resources::new())
+            .map_err(|error| ContractError::Schema {
+                path: PathBuf::from("<in memory>"),
+                error,
+            })?;
+        finish(Inner {
+            agent_fields: pointers("agent.fields", &self.agent_fields)?,
+            tool: self.tool,
+            version: self.version,
+            current_version: self.version,
+            limits: self.limits,
+            checks: self.checks,
+            retry: self.retry,
+            schema,
+            dir: None,
+        })
+    }
+}
+
+/// The last checks shared by both ways of making a contract.
+fn finish(inner: Inner) -> Result<Contract, ContractError> {
+    if inner.tool.is_empty() {
+        return Err(invalid("tool", "the tool name is empty"));
+    }
+    if inner.limits.max_bytes == 0 {
+        return Err(invalid("limits.max_bytes", "must be at least 1"));
+    }
+    let root = inner.schema.document();
+    for (i, field) in inner.agent_fields.iter().enumerate() {
+        if !can_contain(root, field.tokens()) {
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!("{field} names a member the schema cannot contain"),
+            ));
+        }
+        if field.tokens().is_empty() || field.agent_tokens().is_empty() {
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!("{field:?} would hand the agent a whole envelope, not a field"),
+            ));
+        }
+        for other in &inner.agent_fields[..i] {
+            let (a, b) = (field.agent_tokens(), other.agent_tokens());
+            if a.starts_with(b) || b.starts_with(a) {
+                return Err(invalid(
+                    format!("agent.fields[{i}]"),
+                    format!("{field} overlaps {other}: an agent field may not contain another"),
+                ));
+            }
+        }
+    }
+    for (i, check) in inner.checks.iter().enumerate() {
+        if !can_contain(root, check.field().tokens()) {
+            return Err(invalid(
+                format!("checks[{i}].field"),
+                format!("{} names a member the schema cannot contain", check.field()),
+            ));
+        }
+    }
+    Ok(Contract {
+        inner: Arc::new(inner),
+    })
+}
+
+fn pointers(location: &str, fields: &[String]) -> Result<Vec<Pointer>, ContractError> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Pointer::parse(f).map_err(|e| invalid(format!("{location}[{i}]"), e)))
+        .collect()
+}
+
+fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError> {
+    let field = |f: &str| Pointer::parse(f).map_err(|e| invalid(format!("checks[{i}].field"), e));
+    Ok(match check {
+        CheckManifest::EqualsParam { field: f, param } => CheckSpec::EqualsParam {
+            field: field(&f)?,
+            param,
+        },
+        CheckManifest::InParam { field: f, param } => CheckSpec::InParam {
+            field: field(&f)?,
+            param,
+        },
+        CheckManifest::Fresh {
+            field: f,
+            max_age,
+            max_skew,
+        } => CheckSpec::Fresh {
+            field: field(&f)?,
+            max_age: parse_duration(&max_age).map_err(|e| invalid(format!("checks[{i}].max_age"), e))?,
+            max_skew: parse_duration(&max_skew)
+                .map_err(|e| invalid(format!("checks[{i}].max_skew"), e))?,
+        },
+    })
+}
+
+fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
+    if retry.max_attempts == 0 {
+        return Err(invalid("retry.max_attempts", "must be at least 1"));
+    }
+    let deadline = parse_duration(&retry.deadline).map_err(|e| invalid("retry.deadline", e))?;
+    let deadline = deadline
+        .try_into()
+        .map_err(|_| invalid("retry.deadline", "out of range"))?;
+    let codes = retry
+        .retryable
+        .iter()
+        .enumerate()
+        .map(|(i, code)| {
+            ErrorCode::from_wire(code).ok_or_else(|| {
+                invalid(
+                    format!("retry.retryable[{i}]"),
+                    format!("{code:?} is not one of {:?}", ErrorCode::ALL.map(ErrorCode::as_str)),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RetryPolicy::new(retry.max_attempts, deadline, codes))
+}
+
+/// The base URI of a contract's files that have no `$id`.
+fn base_uri(tool: &str) -> String {
+    format!("airlock://contract/{tool}/")
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Every `*.json` file of the contract folder, served under the contract base URI, under
+/// its `$id`, and beside every `$id` directory of the folder's files.
+fn local_resources(dir: &Path, tool: &str) -> Result<Resources, ContractError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|source| ContractError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?
+            .path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let bytes = std::fs::read(&path).map_err(|source| ContractError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let document = parse(&bytes, SCHEMA_MAX_DEPTH)
+                .map_err(|error| ContractError::SchemaJson { path: path.clone(), error })?;
+            files.push((file_name(&path), document));
+        }
+    }
+    let mut bases = Vec::new();
+    for (_, document) in &files {
+        if let Some(id) = document.get("$id").and_then(Value::as_str) {
+            if let Some(slash) = id.rfind('/') {
+                bases.push(id[..=slash].to_owned());
+            }
+        }
+    }
+    let mut resources = Resources::new();
+    for (name, document) in files {
+        for base in &bases {
+            resources.insert(format!("{base}{name}"), document.clone());
+        }
+        if let Some(id) = document.get("$id").and_then(Value::as_str) {
+            resources.insert(id, document.clone());
+        }
+        resources.insert(format!("{}{name}", base_uri(tool)), document);
+    }
+    Ok(resources)
+}

@@ -1,0 +1,327 @@
+//! The pipeline: limits → parse → schema → binding → checks → projection → audit, in
+//! that order, for every body. The agent value is made in exactly two places: the
+//! projection of an admitted response and the fixed failure.
+
+use serde_json::Value;
+use std::io::Read;
+use std::sync::Arc;
+
+use crate::audit::{sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Stage, Verdict};
+use crate::binding::bind;
+use crate::checks::CustomCheck;
+use crate::contract::Contract;
+use crate::limits::{read_limited, ReadError};
+use crate::parse::parse;
+use crate::projection::{project, AgentValue, ErrorCode};
+use crate::retry::TransportError;
+use crate::request::Request;
+
+/// The runtime boundary for one contract. Build it once, share it (`Send + Sync`), and
+/// call [`Guard::admit`] on every raw response.
+///
+/// ```
+/// use airlock_guard::{Contract, Guard, Request};
+///
+/// let guard = Guard::new(Contract::load("../schemas/review_status")?);
+/// let request = Request::new("req.J7q94MkP", "2026-12-02T10:00:00Z".parse()?)
+///     .param("change_id", "CR-1042");
+/// let body = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success",
+///   "data":{"change_id":"CR-1042","decision":"approved","reviewed_by":"Ada"}}"#;
+/// let admission = guard.admit(&request, body);
+/// assert!(admission.is_admitted());
+/// assert_eq!(admission.agent().data().unwrap()["decision"], "approved");
+///
+/// // One member too many: the agent gets the fixed failure, the operator the reason.
+/// let hostile = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success",
+///   "data":{"change_id":"CR-1042","decision":"approved","reviewed_by":"Ada","admin_override":true}}"#;
+/// let admission = guard.admit(&request, hostile);
+/// assert_eq!(
+///     admission.agent().to_json_string(),
+///     r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#
+/// );
+/// println!("{}", admission.audit().to_json_line());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Guard {
+    contract: Contract,
+    adapter: Option<AdapterInfo>,
+    endpoint: Option<String>,
+    custom: Vec<Arc<dyn CustomCheck>>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("contract", &self.contract.tool())
+            .field("adapter", &self.adapter)
+            .field("endpoint", &self.endpoint)
+            .field("custom_checks", &self.custom.len())
+            .finish()
+    }
+}
+
+/// Builds a [`Guard`] with audit identity and custom checks.
+#[derive(Debug)]
+pub struct GuardBuilder {
+    guard: Guard,
+}
+
+impl GuardBuilder {
+    /// Name and version of the adapter, recorded in every audit record (default: none).
+    #[must_use]
+    pub fn adapter(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.guard.adapter = Some(AdapterInfo {
+            name: name.into(),
+            version: version.into(),
+        });
+        self
+    }
+
+    /// The upstream endpoint, recorded in every audit record (default: none).
+    #[must_use]
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.guard.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Add a custom semantic check, run after the contract's own (default: none).
+    #[must_use]
+    pub fn check(mut self, check: impl CustomCheck + 'static) -> Self {
+        self.guard.custom.push(Arc::new(check));
+        self
+    }
+
+    /// The guard.
+    pub fn build(self) -> Guard {
+        self.guard
+    }
+}
+
+/// The judgement of one response: what the agent gets and what the operator logs.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    agent: AgentValue,
+    audit: AuditRecord,
+}
+
+impl Admission {
+    /// The value for the agent: the projection or a fixed failure.
+    pub fn agent(&self) -> &AgentValue {
+        &self.agent
+    }
+
+    /// The operator's record, with the diagnostic of a rejection.
+    pub fn audit(&self) -> &AuditRecord {
+        &self.audit
+    }
+
+    /// The rejection diagnostic, if any.
+    pub fn diagnostic(&self) -> Option<&Diagnostic> {
+        self.audit.diagnostic()
+    }
+
+    /// Whether the response was admitted (a success, or a valid failure envelope).
+    pub fn is_admitted(&self) -> bool {
+        self.audit.verdict().is_admitted()
+    }
+
+    /// Split into the agent value and the audit record.
+    pub fn into_parts(self) -> (AgentValue, AuditRecord) {
+        (self.agent, self.audit)
+    }
+
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.audit.attempt = Some(attempt);
+    }
+}
+
+impl Guard {
+    /// A guard for `contract` with no adapter identity and no custom checks.
+    pub fn new(contract: Contract) -> Self {
+        Self {
+            contract,
+            adapter: None,
+            endpoint: None,
+            custom: Vec::new(),
+        }
+    }
+
+    /// Start configuring a guard for `contract`.
+    pub fn builder(contract: Contract) -> GuardBuilder {
+        GuardBuilder {
+            guard: Self::new(contract),
+        }
+    }
+
+    /// The contract.
+    pub fn contract(&self) -> &Contract {
+        &self.contract
+    }
+
+    /// Judge a raw response body to `request`.
+    pub fn admit(&self, request: &Request, body: &[u8]) -> Admission {
+        let mut audit = self.record(request, Stage::Limits);
+        audit.raw_sha256 = Some(sha256_hex(body));
+        audit.raw_len = Some(body.len() as u64);
+        let max_bytes = self.contract.limits().max_bytes;
+        if body.len() as u64 > max_bytes {
+            return self.reject(request, audit, too_large(max_bytes));
+        }
+        self.judge(request, body, audit)
+    }
+
+    /// Judge a response read from `reader`: at most `max_bytes` are read; one byte more
+    /// rejects without reading the rest. A read error is a transport failure.
+    pub fn admit_reader<R: Read>(&self, request: &Request, reader: R) -> Admission {
+        let max_bytes = self.contract.limits().max_bytes;
+        match read_limited(reader, max_bytes) {
+            Ok(body) => self.admit(request, &body),
+            Err(ReadError::TooLarge { .. }) => {
+                let mut audit = self.record(request, Stage::Limits);
+                audit.raw_len = Some(max_bytes + 1);
+                self.reject(request, audit, too_large(max_bytes))
+            }
+            Err(ReadError::Io(error)) => {
+                self.admit_transport_error(request, TransportError::from_io(&error))
+            }
+        }
+    }
+
+    /// The agent's view of a transport failure: `UPSTREAM_UNAVAILABLE`, retryable as the
+    /// policy says.
+    pub fn admit_transport_error(&self, request: &Request, error: TransportError) -> Admission {
+        let mut audit = self.record(request, Stage::Transport);
+        audit.verdict = Verdict::TransportFailure;
+        audit.diagnostic = Some(Diagnostic::new(
+            Stage::Transport,
+            error.as_str(),
+            format!("transport failure: {error}"),
+            format!("transport failure: {error}"),
+        ));
+        let code = ErrorCode::UpstreamUnavailable;
+        let retryable = self.contract.retry().is_retryable(code);
+        Admission {
+            agent: AgentValue::failure(self.contract.tool(), &request.request_id, code, retryable),
+            audit,
+        }
+    }
+
+    fn record(&self, request: &Request, stage: Stage) -> AuditRecord {
+        AuditRecord {
+            tool: self.contract.tool().to_owned(),
+            contract_version: self.contract.version(),
+            schema_sha256: self.contract.schema().sha256().to_owned(),
+            adapter: self.adapter.clone(),
+            endpoint: self.endpoint.clone(),
+            request_id: request.request_id.clone(),
+            attempt: None,
+            stage,
+            verdict: Verdict::Rejected,
+            diagnostic: None,
+            raw_sha256: None,
+            raw_len: None,
+        }
+    }
+
+    fn reject(&self, request: &Request, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
+        audit.stage = diagnostic.stage();
+        audit.verdict = Verdict::Rejected;
+        audit.diagnostic = Some(diagnostic);
+        Admission {
+            agent: AgentValue::invalid_response(self.contract.tool(), &request.request_id),
+            audit,
+        }
+    }
+
+    /// Stages 2 to 6 on a body already within the byte limit.
+    fn judge(&self, request: &Request, body: &[u8], audit: AuditRecord) -> Admission {
+        match self.evaluate(request, body) {
+            Ok((agent, verdict)) => Admission {
+                agent,
+                audit: AuditRecord {
+                    stage: Stage::Projection,
+                    verdict,
+                    ..audit
+                },
+            },
+            Err(diagnostic) => self.reject(request, audit, diagnostic),
+        }
+    }
+
+    fn evaluate(&self, request: &Request, body: &[u8]) -> Result<(AgentValue, Verdict), Diagnostic> {
+        let contract = &self.contract;
+        if let Some(tool) = request.tool.as_deref().filter(|t| *t != contract.tool()) {
+            return Err(Diagnostic::new(
+                Stage::Request,
+                "tool",
+                format!("the request is for {tool:?}, this contract is {:?}", contract.tool()),
+                "the request is for another tool",
+            ));
+        }
+        let value = parse(body, contract.limits().max_depth).map_err(|e| {
+            Diagnostic::new(Stage::Parse, e.keyword(), e.to_string(), e.masked_message())
+                .with_byte_offset(e.offset())
+        })?;
+        contract.schema().validate(&value)?;
+        bind(request, &value, contract.checks())?;
+        for check in contract.checks().iter().filter(|c| c.stage() == Stage::Checks) {
+            check.run(request, &value)?;
+        }
+        for check in &self.custom {
+            check
+                .check(request, &value)
+                .map_err(|f| f.into_diagnostic(check.name()))?;
+        }
+        self.project(request, &value)
+    }
+
+    /// Stage 6: the agent value of an admitted envelope.
+    fn project(&self, request: &Request, value: &Value) -> Result<(AgentValue, Verdict), Diagnostic> {
+        let tool = self.contract.tool();
+        match value.get("outcome").and_then(Value::as_str) {
+            Some("success") => {
+                let data = project(value, self.contract.agent_fields());
+                Ok((AgentValue::success(tool, &request.request_id, data), Verdict::Admitted))
+            }
+            Some("failure") => {
+                let code = value
+                    .pointer("/error/code")
+                    .and_then(Value::as_str)
+                    .and_then(ErrorCode::from_wire)
+                    .ok_or_else(|| {
+                        Diagnostic::new(
+                            Stage::Projection,
+                            "error_code",
+                            format!(
+                                "failure code {} is not one of {:?}",
+                                value.pointer("/error/code").unwrap_or(&Value::Null),
+                                ErrorCode::ALL.map(ErrorCode::as_str)
+                            ),
+                            "failure code is outside the closed set",
+                        )
+                        .with_instance_path("/error/code")
+                    })?;
+                let retryable = self.contract.retry().is_retryable(code);
+                Ok((
+                    AgentValue::failure(tool, &request.request_id, code, retryable),
+                    Verdict::UpstreamFailure,
+                ))
+            }
+            _ => Err(Diagnostic::new(
+                Stage::Projection,
+                "outcome",
+                "the response is not an envelope: `outcome` is neither \"success\" nor \"failure\"",
+                "the response is not an envelope",
+            )
+            .with_instance_path("/outcome")),
+        }
+    }
+}
+
+fn too_large(max_bytes: u64) -> Diagnostic {
+    let message = format!("body exceeds max_bytes = {max_bytes}");
+    Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message).with_byte_offset(
+        usize::try_from(max_bytes).unwrap_or(usize::MAX),
+    )
+}

@@ -1,0 +1,72 @@
+//! # airlock-guard
+//!
+//! The runtime boundary between untrusted tool output and an AI agent. An adapter calls
+//! [`Guard::admit`] on every raw response; the guard runs, in order:
+//!
+//! 1. **limits** — at most `max_bytes` (a [`std::io::Read`] entry point reads one byte
+//!    past the limit and stops);
+//! 2. **parse** — strict RFC 8259: duplicate member names, depth, UTF-8, lone surrogates,
+//!    BOM, trailing bytes, comments, NaN and out-of-range numbers are rejections;
+//! 3. **schema** — JSON Schema Draft 2020-12 with `format` asserted;
+//! 4. **binding** — `request_id` and the contract's parameter checks;
+//! 5. **checks** — `fresh` and custom [`CustomCheck`]s, with time from the request;
+//! 6. **projection** — a new [`AgentValue`] holding only the contract's agent fields;
+//! 7. **audit** — an [`AuditRecord`] with the operator [`Diagnostic`].
+//!
+//! The agent gets an [`AgentValue`]: the projected success, the failure code of a valid
+//! failure envelope, `UPSTREAM_UNAVAILABLE` for a transport failure, or the fixed
+//! `INVALID_RESPONSE` failure. It is never built from rejected bytes or validator text.
+//!
+//! ```
+//! use airlock_guard::{Contract, Guard, Request, TransportError};
+//!
+//! let guard = Guard::builder(Contract::load("../schemas/job_run_status")?)
+//!     .adapter("ci-connector", "1.4.0")
+//!     .endpoint("https://ci.internal/api/runs")
+//!     .build();
+//! let request = Request::from_json(br#"{"request_id":"req.Bx81LmQa",
+//!     "params":{"project_id":"bluebird","run_ids":["run_8fK2mQ7xLp0Z"]},
+//!     "now":"2026-12-02T10:00:00Z"}"#)?;
+//!
+//! // Each attempt is judged afresh; transport failures are retried by the policy.
+//! let outcome = guard.call(&request, |attempt| match attempt {
+//!     1 => Err(TransportError::Timeout),
+//!     _ => Ok(br#"{"tool":"job_run_status","request_id":"req.Bx81LmQa","outcome":"success",
+//!       "data":{"project_id":"bluebird","run_id":"run_8fK2mQ7xLp0Z","state":"failed",
+//!       "observed_at":"2026-12-02T09:58:00Z"}}"#.to_vec()),
+//! });
+//! let admission = outcome.final_admission();
+//! assert!(admission.is_admitted());
+//! assert_eq!(outcome.attempts().len(), 2);
+//! assert_eq!(admission.agent().data().unwrap()["state"], "failed");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod audit;
+mod binding;
+mod checks;
+mod contract;
+mod guard;
+mod limits;
+mod parse;
+mod pointer;
+mod projection;
+mod request;
+mod retry;
+mod schema;
+
+pub use audit::{sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Stage, Verdict};
+pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
+pub use contract::{Contract, ContractBuilder, ContractError, MANIFEST};
+pub use guard::{Admission, Guard, GuardBuilder};
+pub use limits::{read_limited, Limits, ReadError};
+pub use parse::{parse, ParseError, ParseErrorKind};
+pub use pointer::Pointer;
+pub use projection::{AgentValue, ErrorCode};
+pub use request::Request;
+pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
+pub use schema::{CompiledSchema, Resources, SchemaError, DRAFT_2020_12};
+
+/// Re-exported so custom checks can name times and durations without a direct dependency.
+pub use jiff;

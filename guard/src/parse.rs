@@ -1,0 +1,699 @@
+//! Stage 2: the strict RFC 8259 parser. Iterative (an explicit stack, never recursion),
+//! depth counted on the way in, duplicate member names rejected before their value is
+//! parsed, numbers kept exact or rejected. Every error carries the byte offset.
+
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// Why a body is not strict JSON.
+///
+/// Variants that name input (`DuplicateMember`) are operator diagnostics only; the agent
+/// never sees a parse error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// The body is empty or only whitespace.
+    EmptyBody,
+    /// The body starts with a UTF-8 byte-order mark.
+    ByteOrderMark,
+    /// A byte sequence that is not UTF-8.
+    InvalidUtf8,
+    /// The body ended inside a value.
+    UnexpectedEnd,
+    /// A byte that cannot start or continue a value here.
+    UnexpectedByte(u8),
+    /// `/` where a value was expected: JSON has no comments.
+    Comment,
+    /// `NaN`, `Infinity` or `-Infinity`, which JSON does not have.
+    NonFiniteNumber,
+    /// A string delimited by `'`.
+    SingleQuotedString,
+    /// A member name appearing twice in one object (compared after unescaping).
+    DuplicateMember(String),
+    /// Containers nested deeper than the limit.
+    TooDeep {
+        /// The configured maximum depth.
+        max_depth: usize,
+    },
+    /// A raw control character (U+0000..U+001F) inside a string.
+    ControlCharacterInString,
+    /// A backslash escape that JSON does not define.
+    InvalidEscape,
+    /// A `\uD800`..`\uDFFF` escape that is not part of a surrogate pair.
+    LoneSurrogate,
+    /// A number that does not follow the JSON grammar (leading zero, bare `-`, `1.`).
+    InvalidNumber,
+    /// An integer outside the 64-bit range (`-2^63 ..= 2^64-1`); rejected rather than
+    /// rounded to a float the agent would read as a different value.
+    IntegerOutOfRange,
+    /// A number whose magnitude overflows `f64` (such as `1e400`).
+    NumberOverflow,
+    /// A non-zero number too small for `f64` that would silently become `0`.
+    NumberUnderflow,
+    /// Bytes after the value (a second document, garbage, an unclosed HTML tail).
+    TrailingBytes,
+}
+
+/// A strict-parse rejection: what and where (byte offset into the body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    kind: ParseErrorKind,
+    offset: usize,
+}
+
+impl ParseError {
+    fn new(kind: ParseErrorKind, offset: usize) -> Self {
+        Self { kind, offset }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ParseErrorKind {
+        &self.kind
+    }
+
+    /// The byte offset in the body where it went wrong.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// A short stable name for the kind, used as the diagnostic keyword.
+    pub fn keyword(&self) -> &'static str {
+        match self.kind {
+            ParseErrorKind::EmptyBody => "empty_body",
+            ParseErrorKind::ByteOrderMark => "byte_order_mark",
+            ParseErrorKind::InvalidUtf8 => "invalid_utf8",
+            ParseErrorKind::UnexpectedEnd => "unexpected_end",
+            ParseErrorKind::UnexpectedByte(_) => "unexpected_byte",
+            ParseErrorKind::Comment => "comment",
+            ParseErrorKind::NonFiniteNumber => "non_finite_number",
+            ParseErrorKind::SingleQuotedString => "single_quoted_string",
+            ParseErrorKind::DuplicateMember(_) => "duplicate_member",
+            ParseErrorKind::TooDeep { .. } => "max_depth",
+            ParseErrorKind::ControlCharacterInString => "control_character",
+            ParseErrorKind::InvalidEscape => "invalid_escape",
+            ParseErrorKind::LoneSurrogate => "lone_surrogate",
+            ParseErrorKind::InvalidNumber => "invalid_number",
+            ParseErrorKind::IntegerOutOfRange => "integer_out_of_range",
+            ParseErrorKind::NumberOverflow => "number_overflow",
+            ParseErrorKind::NumberUnderflow => "number_underflow",
+            ParseErrorKind::TrailingBytes => "trailing_bytes",
+        }
+    }
+
+    /// The message without any text taken from the input.
+    pub fn masked_message(&self) -> String {
+        match &self.kind {
+            ParseErrorKind::DuplicateMember(_) => {
+                format!("duplicate member name at byte {}", self.offset)
+            }
+            ParseErrorKind::UnexpectedByte(_) => format!("unexpected byte at byte {}", self.offset),
+            _ => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.offset;
+        match &self.kind {
+            ParseErrorKind::EmptyBody => write!(f, "empty body"),
+            ParseErrorKind::ByteOrderMark => write!(f, "byte-order mark at byte {at}"),
+            ParseErrorKind::InvalidUtf8 => write!(f, "invalid UTF-8 at byte {at}"),
+            ParseErrorKind::UnexpectedEnd => write!(f, "body ends inside a value at byte {at}"),
+            ParseErrorKind::UnexpectedByte(b) if b.is_ascii_graphic() => {
+                write!(f, "unexpected '{}' at byte {at}", char::from(*b))
+            }
+            ParseErrorKind::UnexpectedByte(b) => write!(f, "unexpected byte 0x{b:02x} at byte {at}"),
+            ParseErrorKind::Comment => write!(f, "comment at byte {at}: JSON has no comments"),
+            ParseErrorKind::NonFiniteNumber => {
+                write!(f, "NaN or Infinity at byte {at}: not a JSON number")
+            }
+            ParseErrorKind::SingleQuotedString => write!(f, "single-quoted string at byte {at}"),
+            ParseErrorKind::DuplicateMember(name) => {
+                write!(f, "duplicate member name {name:?} at byte {at}")
+            }
+            ParseErrorKind::TooDeep { max_depth } => {
+                write!(f, "nesting deeper than {max_depth} at byte {at}")
+            }
+            ParseErrorKind::ControlCharacterInString => {
+                write!(f, "raw control character in a string at byte {at}")
+            }
+            ParseErrorKind::InvalidEscape => write!(f, "invalid escape at byte {at}"),
+            ParseErrorKind::LoneSurrogate => write!(f, "lone surrogate escape at byte {at}"),
+            ParseErrorKind::InvalidNumber => write!(f, "malformed number at byte {at}"),
+            ParseErrorKind::IntegerOutOfRange => {
+                write!(f, "integer beyond 64 bits at byte {at}")
+            }
+            ParseErrorKind::NumberOverflow => write!(f, "number overflows f64 at byte {at}"),
+            ParseErrorKind::NumberUnderflow => {
+                write!(f, "non-zero number underflows f64 to zero at byte {at}")
+            }
+            ParseErrorKind::TrailingBytes => write!(f, "bytes after the JSON value at byte {at}"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// The containers still open while parsing.
+enum Frame {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, String),
+}
+
+/// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep.
+///
+/// A top-level scalar has depth 0; `{}` has depth 1. Integers within 64 bits stay
+/// integers; `-0` and numbers with a fraction or exponent become `f64`.
+///
+/// # Errors
+///
+/// A [`ParseError`] with the first violation and its byte offset.
+pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
+    Parser {
+        bytes,
+        pos: 0,
+        max_depth,
+        scratch: String::new(),
+    }
+    .document()
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    scratch: String,
+}
+
+impl Parser<'_> {
+    fn err<T>(&self, kind: ParseErrorKind, offset: usize) -> Result<T, ParseError> {
+        Err(ParseError::new(kind, offset))
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn document(mut self) -> Result<Value, ParseError> {
+        if self.bytes.starts_with(b"\xEF\xBB\xBF") {
+            return self.err(ParseErrorKind::ByteOrderMark, 0);
+        }
+        self.skip_ws();
+        if self.pos == self.bytes.len() {
+            return self.err(ParseErrorKind::EmptyBody, self.pos);
+        }
+        let mut stack: Vec<Frame> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            let start = self.pos;
+            let mut value = match self.peek() {
+                Some(b'{') => {
+                    self.open(stack.len(), start)?;
+                    self.skip_ws();
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        Value::Object(Map::new())
+                    } else {
+                        let map = Map::new();
+                        let key = self.member_name(&map)?;
+                        stack.push(Frame::Object(map, key));
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    self.open(stack.len(), start)?;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(b't') => self.literal(b"true", Value::Bool(true))?,
+                Some(b'f') => self.literal(b"false", Value::Bool(false))?,
+                Some(b'n') => self.literal(b"null", Value::Null)?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(b'/') => return self.err(ParseErrorKind::Comment, start),
+                Some(b'N' | b'I') => return self.err(ParseErrorKind::NonFiniteNumber, start),
+                Some(b'\'') => return self.err(ParseErrorKind::SingleQuotedString, start),
+                Some(b) => return self.err(ParseErrorKind::UnexpectedByte(b), start),
+                None => return self.err(ParseErrorKind::UnexpectedEnd, start),
+            };
+            // A value is complete: hand it to the innermost open container, closing
+            // containers for as long as their closing bracket follows.
+            loop {
+                match stack.last_mut() {
+                    None => {
+                        self.skip_ws();
+                        if self.pos != self.bytes.len() {
+                            return self.err(ParseErrorKind::TrailingBytes, self.pos);
+                        }
+                        return Ok(value);
+                    }
+                    Some(Frame::Array(items)) => {
+                        items.push(value);
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                let Some(Frame::Array(items)) = stack.pop() else {
+                                    unreachable!("the top frame was just matched as an array")
+                                };
+                                value = Value::Array(items);
+                            }
+                            other => return self.unexpected(other),
+                        }
+                    }
+                    Some(Frame::Object(map, key)) => {
+                        map.insert(std::mem::take(key), value);
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                self.skip_ws();
+                                *key = self.member_name(map)?;
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                let Some(Frame::Object(map, _)) = stack.pop() else {
+                                    unreachable!("the top frame was just matched as an object")
+                                };
+                                value = Value::Object(map);
+                            }
+                            other => return self.unexpected(other),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn unexpected<T>(&self, byte: Option<u8>) -> Result<T, ParseError> {
+        match byte {
+            Some(b'/') => self.err(ParseErrorKind::Comment, self.pos),
+            Some(b) => self.err(ParseErrorKind::UnexpectedByte(b), self.pos),
+            None => self.err(ParseErrorKind::UnexpectedEnd, self.pos),
+        }
+    }
+
+    /// Enter a container at `open` frames deep, refusing to exceed the depth limit.
+    fn open(&mut self, open: usize, start: usize) -> Result<(), ParseError> {
+        if open + 1 > self.max_depth {
+            return self.err(
+                ParseErrorKind::TooDeep {
+                    max_depth: self.max_depth,
+                },
+                start,
+            );
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// A member name and its colon; a name already in `map` is rejected here, before its
+    /// value is read.
+    fn member_name(&mut self, map: &Map<String, Value>) -> Result<String, ParseError> {
+        let start = self.pos;
+        match self.peek() {
+            Some(b'"') => {}
+            Some(b'\'') => return self.err(ParseErrorKind::SingleQuotedString, start),
+            other => return self.unexpected(other),
+        }
+        let name = self.string()?;
+        if map.contains_key(&name) {
+            return self.err(ParseErrorKind::DuplicateMember(name), start);
+        }
+        self.skip_ws();
+        match self.peek() {
+            Some(b':') => {
+                self.pos += 1;
+                Ok(name)
+            }
+            other => self.unexpected(other),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], value: Value) -> Result<Value, ParseError> {
+        let end = self.pos + word.len();
+        if self.bytes.get(self.pos..end) == Some(word) {
+            self.pos = end;
+            return Ok(value);
+        }
+        // Report the first byte that differs.
+        let mut at = self.pos;
+        while at < end && self.bytes.get(at) == word.get(at - self.pos) {
+            at += 1;
+        }
+        match self.bytes.get(at) {
+            Some(&b) => self.err(ParseErrorKind::UnexpectedByte(b), at),
+            None => self.err(ParseErrorKind::UnexpectedEnd, at),
+        }
+    }
+
+    /// A string starting at the opening quote; the cursor ends after the closing quote.
+    fn string(&mut self) -> Result<String, ParseError> {
+        self.pos += 1;
+        self.scratch.clear();
+        loop {
+            let run_start = self.pos;
+            while let Some(&b) = self.bytes.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            let run = &self.bytes[run_start..self.pos];
+            match std::str::from_utf8(run) {
+                Ok(text) => self.scratch.push_str(text),
+                Err(e) => return self.err(ParseErrorKind::InvalidUtf8, run_start + e.valid_up_to()),
+            }
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(std::mem::take(&mut self.scratch));
+                }
+                Some(b'\\') => self.escape()?,
+                Some(_) => return self.err(ParseErrorKind::ControlCharacterInString, self.pos),
+                None => return self.err(ParseErrorKind::UnexpectedEnd, self.pos),
+            }
+        }
+    }
+
+    /// One escape sequence starting at the backslash.
+    fn escape(&mut self) -> Result<(), ParseError> {
+        let start = self.pos;
+        self.pos += 1;
+        let c = match self.peek() {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let unit = self.hex4()?;
+                let c = match unit {
+                    0xD800..=0xDBFF => {
+                        if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                            return self.err(ParseErrorKind::LoneSurrogate, start);
+                        }
+                        self.pos += 2;
+                        let low = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return self.err(ParseErrorKind::LoneSurrogate, start);
+                        }
+                        let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10)
+                            + (u32::from(low) - 0xDC00);
+                        char::from_u32(code)
+                    }
+                    0xDC00..=0xDFFF => None,
+                    _ => char::from_u32(u32::from(unit)),
+                };
+                match c {
+                    Some(c) => {
+                        self.scratch.push(c);
+                        return Ok(());
+                    }
+                    None => return self.err(ParseErrorKind::LoneSurrogate, start),
+                }
+            }
+            Some(_) => return self.err(ParseErrorKind::InvalidEscape, start),
+            None => return self.err(ParseErrorKind::UnexpectedEnd, self.pos),
+        };
+        self.pos += 1;
+        self.scratch.push(c);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u16, ParseError> {
+        let mut unit: u16 = 0;
+        for _ in 0..4 {
+            let digit = match self.peek() {
+                Some(b @ b'0'..=b'9') => b - b'0',
+                Some(b @ b'a'..=b'f') => b - b'a' + 10,
+                Some(b @ b'A'..=b'F') => b - b'A' + 10,
+                Some(_) => return self.err(ParseErrorKind::InvalidEscape, self.pos),
+                None => return self.err(ParseErrorKind::UnexpectedEnd, self.pos),
+            };
+            unit = unit * 16 + u16::from(digit);
+            self.pos += 1;
+        }
+        Ok(unit)
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<Value, ParseError> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+            if self.peek() == Some(b'I') {
+                return self.err(ParseErrorKind::NonFiniteNumber, start);
+            }
+        }
+        let int_start = self.pos;
+        match self.digits() {
+            0 => return self.number_error(start),
+            n if n > 1 && self.bytes[int_start] == b'0' => {
+                return self.err(ParseErrorKind::InvalidNumber, start)
+            }
+            _ => {}
+        }
+        let mut integral = true;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            integral = false;
+            if self.digits() == 0 {
+                return self.number_error(start);
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            integral = false;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return self.number_error(start);
+            }
+        }
+        // Every byte of a number is ASCII, so this slice is valid UTF-8.
+        let text = std::str::from_utf8(&self.bytes[start..self.pos])
+            .map_err(|_| ParseError::new(ParseErrorKind::InvalidNumber, start))?;
+        if integral {
+            let parsed = if negative {
+                text.parse::<i64>().ok().map(Number::from)
+            } else {
+                text.parse::<u64>().ok().map(Number::from)
+            };
+            return match parsed {
+                // `-0` is kept as the float serde_json makes of it.
+                Some(n) if negative && n.as_i64() == Some(0) => Ok(Value::from(-0.0_f64)),
+                Some(n) => Ok(Value::Number(n)),
+                None => self.err(ParseErrorKind::IntegerOutOfRange, start),
+            };
+        }
+        let float: f64 = text
+            .parse()
+            .map_err(|_| ParseError::new(ParseErrorKind::InvalidNumber, start))?;
+        if float.is_infinite() {
+            return self.err(ParseErrorKind::NumberOverflow, start);
+        }
+        if float == 0.0 && mantissa_has_nonzero_digit(text) {
+            return self.err(ParseErrorKind::NumberUnderflow, start);
+        }
+        match Number::from_f64(float) {
+            Some(n) => Ok(Value::Number(n)),
+            None => self.err(ParseErrorKind::NumberOverflow, start),
+        }
+    }
+
+    fn number_error<T>(&self, start: usize) -> Result<T, ParseError> {
+        match self.peek() {
+            None => self.err(ParseErrorKind::UnexpectedEnd, self.pos),
+            Some(b'I' | b'N') => self.err(ParseErrorKind::NonFiniteNumber, start),
+            Some(_) => self.err(ParseErrorKind::InvalidNumber, start),
+        }
+    }
+}
+
+fn mantissa_has_nonzero_digit(text: &str) -> bool {
+    text.bytes()
+        .take_while(|b| !matches!(b, b'e' | b'E'))
+        .any(|b| matches!(b, b'1'..=b'9'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kind(input: &[u8]) -> ParseErrorKind {
+        parse(input, 8).unwrap_err().kind().clone()
+    }
+
+    #[test]
+    fn nested_document_parses_to_the_same_value_as_serde_json() {
+        let text = br#" {"a": [1, -2, 3.5, true, false, null, "x\u00e9\n"], "b": {"c": {}}, "d": []} "#;
+        let expected: Value = serde_json::from_slice(text).unwrap();
+        assert_eq!(parse(text, 8).unwrap(), expected);
+    }
+
+    #[test]
+    fn member_order_is_preserved() {
+        let value = parse(br#"{"z":1,"a":2,"m":3}"#, 8).unwrap();
+        let keys: Vec<_> = value.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["z", "a", "m"]);
+    }
+
+    #[test]
+    fn duplicate_member_is_rejected_at_the_second_name() {
+        let input = br#"{"approved": false, "approved": true}"#;
+        let err = parse(input, 8).unwrap_err();
+        assert_eq!(err.kind(), &ParseErrorKind::DuplicateMember("approved".into()));
+        assert_eq!(err.offset(), 20);
+    }
+
+    #[test]
+    fn duplicate_member_spelled_with_an_escape_is_still_a_duplicate() {
+        assert_eq!(
+            kind(br#"{"a":1,"\u0061":2}"#),
+            ParseErrorKind::DuplicateMember("a".into())
+        );
+    }
+
+    #[test]
+    fn duplicate_member_deep_inside_is_rejected() {
+        assert!(matches!(
+            kind(br#"{"data":{"x":[{"k":1,"k":1}]}}"#),
+            ParseErrorKind::DuplicateMember(_)
+        ));
+    }
+
+    #[test]
+    fn ten_million_brackets_are_rejected_at_the_depth_limit_without_recursion() {
+        let body = vec![b'['; 10_000_000];
+        let err = parse(&body, 8).unwrap_err();
+        assert_eq!(err.kind(), &ParseErrorKind::TooDeep { max_depth: 8 });
+        assert_eq!(err.offset(), 8);
+    }
+
+    #[test]
+    fn depth_limit_is_inclusive() {
+        assert!(parse(b"[[[[]]]]", 4).is_ok());
+        assert!(parse(b"{\"a\":{\"b\":[[]]}}", 4).is_ok());
+        assert_eq!(
+            parse(b"[[[[[]]]]]", 4).unwrap_err().kind(),
+            &ParseErrorKind::TooDeep { max_depth: 4 }
+        );
+        assert!(parse(b"1", 0).is_ok());
+        assert!(parse(b"[]", 0).is_err());
+    }
+
+    #[test]
+    fn byte_order_mark_is_rejected() {
+        assert_eq!(kind(b"\xEF\xBB\xBF{}"), ParseErrorKind::ByteOrderMark);
+    }
+
+    #[test]
+    fn invalid_utf8_inside_a_string_is_rejected_with_its_offset() {
+        let err = parse(b"[\"ab\xFFcd\"]", 8).unwrap_err();
+        assert_eq!(err.kind(), &ParseErrorKind::InvalidUtf8);
+        assert_eq!(err.offset(), 4);
+    }
+
+    #[test]
+    fn lone_surrogates_are_rejected_and_pairs_are_decoded() {
+        assert_eq!(kind(br#"["\ud800"]"#), ParseErrorKind::LoneSurrogate);
+        assert_eq!(kind(br#"["\udc00"]"#), ParseErrorKind::LoneSurrogate);
+        assert_eq!(kind(br#"["\ud800\u0041"]"#), ParseErrorKind::LoneSurrogate);
+        assert_eq!(parse(br#""\ud83d\ude00""#, 8).unwrap(), json!("\u{1F600}"));
+    }
+
+    #[test]
+    fn trailing_bytes_and_concatenated_documents_are_rejected() {
+        assert_eq!(kind(b"{} x"), ParseErrorKind::TrailingBytes);
+        assert_eq!(kind(b"{}{}"), ParseErrorKind::TrailingBytes);
+        assert!(parse(b"{} \n\t\r", 8).is_ok());
+    }
+
+    #[test]
+    fn javascript_extensions_are_rejected_by_name() {
+        assert_eq!(kind(b"NaN"), ParseErrorKind::NonFiniteNumber);
+        assert_eq!(kind(b"[-Infinity]"), ParseErrorKind::NonFiniteNumber);
+        assert_eq!(kind(b"{\"a\":1 // c\n}"), ParseErrorKind::Comment);
+        assert_eq!(kind(b"/* c */ {}"), ParseErrorKind::Comment);
+        assert_eq!(kind(b"{'a':1}"), ParseErrorKind::SingleQuotedString);
+        assert_eq!(kind(b"[1,]"), ParseErrorKind::UnexpectedByte(b']'));
+    }
+
+    #[test]
+    fn numbers_beyond_the_exact_range_are_rejected_not_rounded() {
+        assert_eq!(kind(b"18446744073709551616"), ParseErrorKind::IntegerOutOfRange);
+        assert_eq!(kind(b"-9223372036854775809"), ParseErrorKind::IntegerOutOfRange);
+        assert_eq!(kind(b"1e400"), ParseErrorKind::NumberOverflow);
+        assert_eq!(kind(b"-1e400"), ParseErrorKind::NumberOverflow);
+        assert_eq!(kind(b"1e-400"), ParseErrorKind::NumberUnderflow);
+        assert_eq!(parse(b"0e-400", 8).unwrap(), json!(0.0));
+        assert_eq!(parse(b"18446744073709551615", 8).unwrap(), json!(u64::MAX));
+        assert_eq!(parse(b"-9223372036854775808", 8).unwrap(), json!(i64::MIN));
+    }
+
+    #[test]
+    fn number_grammar_is_strict() {
+        for bad in [&b"01"[..], b"-", b"1.", b".5", b"1e", b"+1", b"-01", b"1.e3"] {
+            assert!(parse(bad, 8).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(parse(b"-0", 8).unwrap(), serde_json::from_str::<Value>("-0").unwrap());
+        assert_eq!(parse(b"1.0", 8).unwrap(), json!(1.0));
+        assert_eq!(parse(b"1E+2", 8).unwrap(), json!(100.0));
+    }
+
+    #[test]
+    fn raw_control_characters_in_strings_are_rejected_but_escaped_nul_is_kept() {
+        assert_eq!(kind(b"\"a\nb\""), ParseErrorKind::ControlCharacterInString);
+        assert_eq!(parse(br#""a\u0000b""#, 8).unwrap(), json!("a\u{0}b"));
+    }
+
+    #[test]
+    fn empty_and_truncated_bodies_are_rejected() {
+        assert_eq!(kind(b""), ParseErrorKind::EmptyBody);
+        assert_eq!(kind(b"  "), ParseErrorKind::EmptyBody);
+        assert_eq!(kind(b"{\"a\":"), ParseErrorKind::UnexpectedEnd);
+        assert_eq!(kind(b"[\"abc"), ParseErrorKind::UnexpectedEnd);
+        assert_eq!(kind(b"tru"), ParseErrorKind::UnexpectedEnd);
+        assert_eq!(kind(b"trux"), ParseErrorKind::UnexpectedByte(b'x'));
+    }
+
+    #[test]
+    fn masked_message_never_repeats_the_member_name() {
+        let err = parse(br#"{"SECRET_CANARY":1,"SECRET_CANARY":2}"#, 8).unwrap_err();
+        assert!(err.to_string().contains("SECRET_CANARY"));
+        assert!(!err.masked_message().contains("SECRET_CANARY"));
+    }
+}

@@ -1,0 +1,113 @@
+//! JSON Pointers (RFC 6901) as the contract names fields: parsed once at load time.
+
+use serde_json::Value;
+use std::fmt;
+
+/// A parsed JSON Pointer such as `/data/run_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pointer {
+    text: String,
+    tokens: Vec<String>,
+}
+
+impl Pointer {
+    /// Parse a pointer; it must be empty or start with `/`, and `~` only as `~0`/`~1`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            return Ok(Self {
+                text: String::new(),
+                tokens: Vec::new(),
+            });
+        }
+        let Some(rest) = text.strip_prefix('/') else {
+            return Err(format!("JSON pointer {text:?} must start with '/'"));
+        };
+        let mut tokens = Vec::new();
+        for raw in rest.split('/') {
+            let mut token = String::with_capacity(raw.len());
+            let mut chars = raw.chars();
+            while let Some(c) = chars.next() {
+                match (c, c == '~') {
+                    (_, false) => token.push(c),
+                    (_, true) => match chars.next() {
+                        Some('0') => token.push('~'),
+                        Some('1') => token.push('/'),
+                        _ => return Err(format!("JSON pointer {text:?} has a bad '~' escape")),
+                    },
+                }
+            }
+            tokens.push(token);
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            tokens,
+        })
+    }
+
+    /// The pointer as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The unescaped reference tokens.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// The tokens below `/data` (or all of them when the pointer is not under `/data`):
+    /// where the field lands inside the agent's `data`.
+    pub(crate) fn agent_tokens(&self) -> &[String] {
+        match self.tokens.split_first() {
+            Some((first, rest)) if first == "data" && !rest.is_empty() => rest,
+            _ => &self.tokens,
+        }
+    }
+
+    /// The value this pointer names in `value`, if any.
+    pub fn resolve<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        let mut at = value;
+        for token in &self.tokens {
+            at = match at {
+                Value::Object(map) => map.get(token)?,
+                Value::Array(items) => {
+                    if token.len() > 1 && token.starts_with('0') {
+                        return None;
+                    }
+                    items.get(token.parse::<usize>().ok()?)?
+                }
+                _ => return None,
+            };
+        }
+        Some(at)
+    }
+}
+
+impl fmt::Display for Pointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pointer_escapes_are_decoded_and_resolve_finds_the_member() {
+        let p = Pointer::parse("/a~1b/c~0d/1").unwrap();
+        assert_eq!(p.tokens(), ["a/b", "c~d", "1"]);
+        let v = json!({"a/b": {"c~d": [0, "hit"]}});
+        assert_eq!(p.resolve(&v), Some(&json!("hit")));
+    }
+
+    #[test]
+    fn malformed_pointers_are_refused() {
+        assert!(Pointer::parse("data/x").is_err());
+        assert!(Pointer::parse("/a~2").is_err());
+    }
+}

@@ -1,0 +1,456 @@
+//! Stage 3: JSON Schema Draft 2020-12, compiled once per contract: `format` asserted,
+//! unknown formats refused at load, patterns on the linear-time `regex` engine, and no
+//! retrieval except the contract's own files, served from memory.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::audit::{sha256_hex, Diagnostic, Stage};
+
+/// The only dialect a contract schema may declare.
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// Why a schema could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// `$schema` names a dialect other than Draft 2020-12.
+    UnknownDialect(String),
+    /// A `pattern` (or `patternProperties` key) the linear-time engine cannot compile,
+    /// typically a backtracking feature such as a look-around or a back-reference.
+    Pattern {
+        /// The pattern as written.
+        pattern: String,
+        /// The engine's reason.
+        reason: String,
+    },
+    /// The schema is not valid Draft 2020-12, names an unknown format, or references a
+    /// resource outside its contract.
+    Invalid(String),
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaError::UnknownDialect(uri) => write!(
+                f,
+                "$schema {uri:?} is not supported: contracts use {DRAFT_2020_12:?}"
+            ),
+            SchemaError::Pattern { pattern, reason } => write!(
+                f,
+                "pattern `{pattern}` needs a backtracking regex engine or is invalid \
+                 (patterns run on the linear-time `regex` engine): {reason}"
+            ),
+            SchemaError::Invalid(reason) => write!(f, "invalid schema: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// Schema documents a schema may reference, by absolute URI (no fragment). Everything
+/// else is refused: there is no network and no file system access at validation time.
+#[derive(Debug, Clone, Default)]
+pub struct Resources {
+    by_uri: HashMap<String, Value>,
+}
+
+impl Resources {
+    /// No resources: only the schema itself can be referenced.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Serve `document` at `uri`.
+    pub fn insert(&mut self, uri: impl Into<String>, document: Value) {
+        let uri: String = uri.into();
+        let key = uri.split('#').next().unwrap_or_default().to_owned();
+        self.by_uri.insert(key, document);
+    }
+}
+
+struct LocalRetriever(Arc<HashMap<String, Value>>);
+
+impl Retrieve for LocalRetriever {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let text = uri.as_str();
+        let key = text.split('#').next().unwrap_or_default();
+        self.0.get(key).cloned().ok_or_else(|| {
+            format!("reference to {text} refused: only the contract's own schema files are resolved")
+                .into()
+        })
+    }
+}
+
+/// A compiled schema and the digest of the document it came from.
+pub struct CompiledSchema {
+    validator: Validator,
+    document: Value,
+    sha256: String,
+}
+
+impl fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledSchema")
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledSchema {
+    /// Compile `document` (the bytes it was read from are digested as `source`), with
+    /// `base_uri` for documents without `$id`, resolving references only in `resources`.
+    ///
+    /// # Errors
+    ///
+    /// [`SchemaError`] for an unknown `$schema`, a pattern the `regex` engine refuses, a
+    /// document that is not valid Draft 2020-12 (meta-validation), an unknown `format`,
+    /// or a reference outside `resources`.
+    pub fn compile(
+        document: Value,
+        source: &[u8],
+        base_uri: &str,
+        resources: &Resources,
+    ) -> Result<Self, SchemaError> {
+        if let Some(dialect) = document.get("$schema") {
+            let dialect = dialect.as_str().unwrap_or_default();
+            if dialect.trim_end_matches('#') != DRAFT_2020_12 {
+                return Err(SchemaError::UnknownDialect(dialect.to_owned()));
+            }
+        }
+        check_patterns(&document)?;
+        let validator = Self::options(resources)
+            .with_base_uri(base_uri)
+            .build(&document)
+            .map_err(|e| SchemaError::Invalid(e.to_string()))?;
+        Ok(Self {
+            validator,
+            document,
+            sha256: sha256_hex(source),
+        })
+    }
+
+    /// The validator options every Airlock schema is compiled with.
+    fn options(resources: &Resources) -> jsonschema::ValidationOptions<'static> {
+        jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(false)
+            .with_pattern_options(PatternOptions::regex())
+            .with_retriever(LocalRetriever(Arc::new(resources.by_uri.clone())))
+    }
+
+    /// The schema document.
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    /// SHA-256 (hex) of the schema's source bytes.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Whether `instance` is valid.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.validator.is_valid(instance)
+    }
+
+    /// Validate `instance`; on failure, the operator diagnostic of the most relevant
+    /// error (the branch of a `oneOf` that got furthest is kept as causes).
+    ///
+    /// # Errors
+    ///
+    /// The [`Diagnostic`] of the first schema violation.
+    pub fn validate(&self, instance: &Value) -> Result<(), Diagnostic> {
+        match self.validator.validate(instance) {
+            Ok(()) => Ok(()),
+            Err(error) => Err(diagnose(&error)),
+        }
+    }
+}
+
+fn diagnose(error: &ValidationError<'_>) -> Diagnostic {
+    let causes = match error.kind() {
+        ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => {
+            best_branch(context).iter().map(diagnose).collect()
+        }
+        _ => Vec::new(),
+    };
+    let schema_path = error.schema_path().as_str();
+    let mut keyword = error.kind().keyword();
+    if keyword == "falseSchema" {
+        // `additionalProperties: false` reports as a false subschema; name the keyword
+        // that holds it, which is what the schema's author wrote.
+        if let Some(holder) = schema_path.rsplit('/').find(|s| s.chars().all(char::is_alphabetic)) {
+            keyword = holder;
+        }
+    }
+    Diagnostic::new(
+        Stage::Schema,
+        keyword,
+        error.to_string(),
+        error.masked().to_string(),
+    )
+    .with_schema_path(schema_path)
+    .with_instance_path(error.instance_path().as_str())
+    .with_causes(causes)
+}
+
+/// The branch whose errors reach deepest into the instance: the one the response was
+/// most plausibly trying to be (the success branch of a success with a wrong member).
+fn best_branch<'a, 'e>(branches: &'a [Vec<ValidationError<'e>>]) -> &'a [ValidationError<'e>] {
+    branches
+        .iter()
+        .max_by_key(|errors| {
+            let depth = errors
+                .iter()
+                .map(|e| e.instance_path().as_str().matches('/').count())
+                .max()
+                .unwrap_or(0);
+            (depth, std::cmp::Reverse(errors.len()))
+        })
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Keywords whose values are data, not schemas: never searched for patterns.
+const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "examples", "default"];
+
+/// Refuse, by name, every pattern the linear-time engine cannot compile.
+fn check_patterns(schema: &Value) -> Result<(), SchemaError> {
+    let mut stack = vec![schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if DATA_KEYWORDS.contains(&key.as_str()) {
+                        continue;
+                    }
+                    match (key.as_str(), value) {
+                        ("pattern", Value::String(p)) => compile_pattern(p)?,
+                        ("patternProperties", Value::Object(props)) => {
+                            for p in props.keys() {
+                                compile_pattern(p)?;
+                            }
+                        }
+                        _ => {}
+                    }
+                    stack.push(value);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
+    regex::Regex::new(pattern)
+        .map(drop)
+        .map_err(|e| SchemaError::Pattern {
+            pattern: pattern.to_owned(),
+            reason: e.to_string().lines().last().unwrap_or_default().trim().to_owned(),
+        })
+}
+
+/// Whether an instance valid under `schema` can hold a member at `tokens`.
+///
+/// Follows `properties`, `patternProperties`, schema-valued `additionalProperties`,
+/// `items`/`prefixItems`, local `$ref`s and the in-place applicators. A name no branch
+/// declares is possible only where no branch closes the object.
+pub(crate) fn can_contain(root: &Value, tokens: &[String]) -> bool {
+    can_contain_at(root, root, tokens, 0)
+}
+
+fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) -> bool {
+    if hops > 64 {
+        return true; // a reference cycle: stay permissive rather than loop
+    }
+    let Some((token, rest)) = tokens.split_first() else {
+        return schema != &Value::Bool(false);
+    };
+    match schema {
+        Value::Bool(allowed) => return *allowed,
+        Value::Object(_) => {}
+        _ => return true,
+    }
+    let mut in_place = Vec::new();
+    collect_in_place(root, schema, &mut in_place, hops);
+    let mut declared = false;
+    let mut closed = false;
+    for node in &in_place {
+        let Some(node) = node.as_object() else { continue };
+        if let Some(sub) = node.get("properties").and_then(|p| p.get(token)) {
+            declared = true;
+            if can_contain_at(root, sub, rest, hops + 1) {
+                return true;
+            }
+        }
+        if let Some(Value::Object(patterns)) = node.get("patternProperties") {
+            for (pattern, sub) in patterns {
+                if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(token)) {
+                    declared = true;
+                    if can_contain_at(root, sub, rest, hops + 1) {
+                        return true;
+                    }
+                }
+            }
+        }
+        for keyword in ["items", "additionalProperties", "unevaluatedProperties"] {
+            match node.get(keyword) {
+                Some(Value::Bool(false)) if keyword != "items" => closed = true,
+                Some(sub @ Value::Object(_)) => {
+                    declared = true;
+                    if can_contain_at(root, sub, rest, hops + 1) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(Value::Array(prefix)) = node.get("prefixItems") {
+            if let Some(sub) = token.parse::<usize>().ok().and_then(|i| prefix.get(i)) {
+                declared = true;
+                if can_contain_at(root, sub, rest, hops + 1) {
+                    return true;
+                }
+            }
+        }
+    }
+    !declared && !closed
+}
+
+/// `schema` and every schema applied to the same instance location with it.
+fn collect_in_place<'a>(root: &'a Value, schema: &'a Value, out: &mut Vec<&'a Value>, hops: usize) {
+    if hops > 64 || out.len() > 256 {
+        return;
+    }
+    out.push(schema);
+    let Some(map) = schema.as_object() else { return };
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get(keyword) {
+            for branch in branches {
+                collect_in_place(root, branch, out, hops + 1);
+            }
+        }
+    }
+    for keyword in ["then", "else"] {
+        if let Some(branch) = map.get(keyword) {
+            collect_in_place(root, branch, out, hops + 1);
+        }
+    }
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+    {
+        collect_in_place(root, target, out, hops + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compile(schema: Value) -> Result<CompiledSchema, SchemaError> {
+        let bytes = serde_json::to_vec(&schema).unwrap();
+        CompiledSchema::compile(schema, &bytes, "airlock:///test.schema.json", &Resources::new())
+    }
+
+    #[test]
+    fn format_is_asserted() {
+        let s = compile(json!({"type": "string", "format": "date-time"})).unwrap();
+        assert!(s.is_valid(&json!("2026-12-02T10:00:00Z")));
+        assert!(!s.is_valid(&json!("2026-12-02 10:00:00")));
+        let d = s.validate(&json!("yesterday")).unwrap_err();
+        assert_eq!(d.keyword(), "format");
+    }
+
+    #[test]
+    fn unknown_format_is_a_load_error() {
+        assert!(matches!(
+            compile(json!({"type": "string", "format": "made-up"})),
+            Err(SchemaError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn backtracking_pattern_is_a_load_error_naming_the_pattern() {
+        let err = compile(json!({"properties": {"a": {"pattern": "^(a)\\1$"}}})).unwrap_err();
+        assert!(matches!(&err, SchemaError::Pattern { pattern, .. } if pattern == "^(a)\\1$"));
+        assert!(err.to_string().contains("^(a)\\1$"));
+        assert!(compile(json!({"pattern": "^(?=a)"})).is_err());
+    }
+
+    #[test]
+    fn pattern_inside_const_is_data_not_a_pattern() {
+        assert!(compile(json!({"const": {"pattern": "(?=x)"}})).is_ok());
+    }
+
+    #[test]
+    fn remote_ref_is_a_load_error() {
+        let err = compile(json!({"$ref": "https://example.com/schema.json"})).unwrap_err();
+        assert!(err.to_string().contains("refused"), "{err}");
+    }
+
+    #[test]
+    fn other_dialects_are_load_errors() {
+        assert!(matches!(
+            compile(json!({"$schema": "http://json-schema.org/draft-07/schema#"})),
+            Err(SchemaError::UnknownDialect(_))
+        ));
+        assert!(compile(json!({"$schema": DRAFT_2020_12})).is_ok());
+    }
+
+    #[test]
+    fn meta_invalid_schema_is_a_load_error() {
+        assert!(compile(json!({"type": "strng"})).is_err());
+        assert!(compile(json!({"minLength": -1})).is_err());
+    }
+
+    #[test]
+    fn local_resources_are_served_from_memory() {
+        let mut resources = Resources::new();
+        resources.insert("airlock:///common.json", json!({"$defs": {"id": {"type": "string"}}}));
+        let schema = json!({"$ref": "common.json#/$defs/id"});
+        let s = CompiledSchema::compile(schema, b"{}", "airlock:///main.json", &resources).unwrap();
+        assert!(s.is_valid(&json!("x")));
+        assert!(!s.is_valid(&json!(1)));
+    }
+
+    #[test]
+    fn one_of_failure_keeps_the_branch_that_got_furthest_as_cause() {
+        let s = compile(json!({"oneOf": [
+            {"type": "object", "properties": {"ok": {"const": true}, "data": {"type": "object", "additionalProperties": false}}, "required": ["ok"]},
+            {"type": "object", "properties": {"ok": {"const": false}}, "required": ["ok", "error"]}
+        ]}))
+        .unwrap();
+        let d = s.validate(&json!({"ok": true, "data": {"admin_override": true}})).unwrap_err();
+        assert_eq!(d.keyword(), "oneOf");
+        assert_eq!(d.causes()[0].keyword(), "additionalProperties");
+        assert_eq!(d.causes()[0].instance_path(), Some("/data"));
+    }
+
+    #[test]
+    fn can_contain_follows_refs_and_composition_and_respects_closed_objects() {
+        let root = json!({
+            "oneOf": [{"$ref": "#/$defs/ok"}],
+            "$defs": {"ok": {"type": "object", "additionalProperties": false,
+                "properties": {"data": {"allOf": [{"properties": {"subject": {}}}], "unevaluatedProperties": false}}}}
+        });
+        let t = |p: &str| crate::pointer::Pointer::parse(p).unwrap().tokens().to_vec();
+        assert!(can_contain(&root, &t("/data/subject")));
+        assert!(!can_contain(&root, &t("/data/subjekt")));
+        assert!(!can_contain(&root, &t("/dta/subject")));
+        assert!(can_contain(&json!({}), &t("/anything/at/all")));
+    }
+}
