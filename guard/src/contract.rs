@@ -197,7 +197,7 @@ impl Contract {
             message: e.to_string(),
         })?;
         let version = version.unwrap_or(manifest.version);
-        let resources = local_resources(dir, &manifest.tool)?;
+        let resources = local_resources(dir, &base_uri(&manifest.tool), true)?;
         let schema_path = dir.join(format!("v{version}.schema.json"));
         let source = std::fs::read(&schema_path).map_err(|source| ContractError::Io {
             path: schema_path.clone(),
@@ -469,6 +469,36 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
     Ok(RetryPolicy::new(retry.max_attempts, deadline, codes))
 }
 
+/// Compile a standalone schema file (no manifest), resolving references only to the
+/// `*.json` files beside it. A file holding just `true` is the schema that admits every
+/// strict JSON document.
+///
+/// # Errors
+///
+/// A [`ContractError`] for an unreadable file, a file that is not strict JSON, or a schema
+/// that does not compile.
+pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
+    let source = std::fs::read(path).map_err(|source| ContractError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = "airlock://schema/";
+    let resources = local_resources(&dir, base, false)?;
+    CompiledSchema::compile(document, &source, &format!("{base}{}", file_name(path)), &resources)
+        .map_err(|error| ContractError::Schema {
+            path: path.to_path_buf(),
+            error,
+        })
+}
+
 /// The base URI of a contract's files that have no `$id`.
 fn base_uri(tool: &str) -> String {
     format!("airlock://contract/{tool}/")
@@ -481,8 +511,10 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Every `*.json` file of the contract folder, served under the contract base URI, under
-/// its `$id`, and beside every `$id` directory of the folder's files.
-fn local_resources(dir: &Path, tool: &str) -> Result<Resources, ContractError> {
+/// its `$id`, and beside every `$id` directory of the folder's files. With `strict`, a
+/// file that is not strict JSON is an error; without, it is skipped (a standalone
+/// schema's folder may hold instances too).
+fn local_resources(dir: &Path, base: &str, strict: bool) -> Result<Resources, ContractError> {
     let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Io {
         path: dir.to_path_buf(),
         source,
@@ -500,9 +532,11 @@ fn local_resources(dir: &Path, tool: &str) -> Result<Resources, ContractError> {
                 path: path.clone(),
                 source,
             })?;
-            let document = parse(&bytes, SCHEMA_MAX_DEPTH)
-                .map_err(|error| ContractError::SchemaJson { path: path.clone(), error })?;
-            files.push((file_name(&path), document));
+            match parse(&bytes, SCHEMA_MAX_DEPTH) {
+                Ok(document) => files.push((file_name(&path), document)),
+                Err(error) if strict => return Err(ContractError::SchemaJson { path, error }),
+                Err(_) => {}
+            }
         }
     }
     let mut bases = Vec::new();
@@ -521,7 +555,7 @@ fn local_resources(dir: &Path, tool: &str) -> Result<Resources, ContractError> {
         if let Some(id) = document.get("$id").and_then(Value::as_str) {
             resources.insert(id, document.clone());
         }
-        resources.insert(format!("{}{name}", base_uri(tool)), document);
+        resources.insert(format!("{base}{name}"), document);
     }
     Ok(resources)
 }

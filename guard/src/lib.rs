@@ -58,7 +58,7 @@ mod schema;
 
 pub use audit::{sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Stage, Verdict};
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
-pub use contract::{Contract, ContractBuilder, ContractError, MANIFEST};
+pub use contract::{load_schema_file, Contract, ContractBuilder, ContractError, MANIFEST};
 pub use guard::{Admission, Guard, GuardBuilder};
 pub use limits::{read_limited, Limits, ReadError};
 pub use parse::{parse, ParseError, ParseErrorKind};

@@ -1,1 +1,44 @@
-fn main() {}
+//! `airlock`: parse the command line and dispatch. Every subcommand lives in `cli/`.
+
+mod cli;
+
+use airlock_harness::exit::Exit;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Airlock: contracts between untrusted tool output and AI agents.
+///
+/// Exit codes: 0 success; 1 rejected / invalid / findings; 2 usage, contract or fixture
+/// error; 3 internal error.
+#[derive(Debug, Parser)]
+#[command(name = "airlock", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Judge one raw response with the guard of a contract.
+    Admit(cli::admit::AdmitArgs),
+    /// Serve the exec protocol with the guard (a sidecar for adapters in any language).
+    Guard(cli::guard::GuardArgs),
+    /// Strict parse and JSON Schema on standalone files.
+    Validate(cli::validate::ValidateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Admit(args) => cli::admit::run(args),
+        Command::Guard(args) => cli::guard::run(args),
+        Command::Validate(args) => cli::validate::run(args),
+    };
+    match result {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            eprintln!("airlock: error: {error:#}");
+            Exit::Usage.into()
+        }
+    }
+}

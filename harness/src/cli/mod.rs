@@ -1,0 +1,5 @@
+//! Arguments of each subcommand, and how each runs. Only this layer prints.
+
+pub mod admit;
+pub mod guard;
+pub mod validate;

@@ -1,0 +1,48 @@
+//! `airlock validate`: strict parse and schema on standalone files.
+
+use airlock_harness::exit::Exit;
+use airlock_harness::validate::{InstanceVerdict, ValidateOptions, Validation, DEFAULT_MAX_DEPTH};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Strict parse plus JSON Schema Draft 2020-12 (format asserted) on each instance: one
+/// line each, `PATH: valid` or `PATH: invalid: <stage>: <reason>`. Exit 0 all valid, 1
+/// any invalid, 2 usage, schema or unreadable-file error.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The schema file; a file holding just `true` checks strict JSON only.
+    #[arg(long)]
+    schema: PathBuf,
+    /// Largest instance accepted, in bytes [default: no limit].
+    #[arg(long)]
+    max_bytes: Option<u64>,
+    /// Deepest nesting of arrays and objects accepted.
+    #[arg(long, default_value_t = DEFAULT_MAX_DEPTH)]
+    max_depth: usize,
+    /// Instance files.
+    #[arg(required = true)]
+    instances: Vec<PathBuf>,
+}
+
+pub fn run(args: ValidateArgs) -> Result<Exit> {
+    let options = ValidateOptions {
+        schema: args.schema,
+        max_bytes: args.max_bytes,
+        max_depth: args.max_depth,
+    };
+    let validation = Validation::new(&options)
+        .with_context(|| format!("loading schema {}", options.schema.display()))?;
+    let mut exit = Exit::Success;
+    let mut stdout = std::io::stdout().lock();
+    for path in &args.instances {
+        let verdict = validation.instance(path);
+        writeln!(stdout, "{}: {verdict}", path.display())?;
+        exit = match (&verdict, exit) {
+            (InstanceVerdict::Unreadable(_), _) | (_, Exit::Usage) => Exit::Usage,
+            (InstanceVerdict::Invalid(_), _) => Exit::Findings,
+            (InstanceVerdict::Valid, exit) => exit,
+        };
+    }
+    Ok(exit)
+}

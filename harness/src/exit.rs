@@ -1,0 +1,21 @@
+//! The process exit codes of `airlock`, one enum for every command.
+
+/// How `airlock` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: all good (`admit`: admitted; `validate`: all valid; `check`: no findings).
+    Success = 0,
+    /// 1: the input was judged and failed (`admit`: rejected; `validate`: an instance is
+    /// invalid; `check`: findings).
+    Findings = 1,
+    /// 2: bad usage, a broken contract or fixture, a missing file.
+    Usage = 2,
+    /// 3: Airlock itself failed.
+    Internal = 3,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}
