@@ -66,7 +66,7 @@ pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode};
 pub use request::Request;
 pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
-pub use schema::{CompiledSchema, Resources, SchemaError, DRAFT_2020_12};
+pub use schema::{CompiledSchema, Resources, SchemaError, SchemaOptions, DRAFT_2020_12};
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.
 pub use jiff;

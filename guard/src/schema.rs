@@ -18,7 +18,8 @@ pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SchemaError {
-    /// `$schema` names a dialect other than Draft 2020-12.
+    /// `$schema` names a dialect other than Draft 2020-12 that is not one of the
+    /// contract's own files.
     UnknownDialect(String),
     /// A `pattern` (or `patternProperties` key) the linear-time engine cannot compile,
     /// typically a backtracking feature such as a look-around or a back-reference.
@@ -65,6 +66,11 @@ impl Resources {
         Self::default()
     }
 
+    /// The document served at `uri` (fragment ignored).
+    pub fn get(&self, uri: &str) -> Option<&Value> {
+        self.by_uri.get(uri.split('#').next().unwrap_or_default())
+    }
+
     /// Serve `document` at `uri`.
     pub fn insert(&mut self, uri: impl Into<String>, document: Value) {
         let uri: String = uri.into();
@@ -86,6 +92,32 @@ impl Retrieve for LocalRetriever {
             format!("reference to {text} refused: only the contract's own schema files are resolved")
                 .into()
         })
+    }
+}
+
+/// How a schema is compiled. Contracts always use the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaOptions {
+    assert_formats: bool,
+}
+
+impl Default for SchemaOptions {
+    /// `format` is an assertion.
+    fn default() -> Self {
+        Self {
+            assert_formats: true,
+        }
+    }
+}
+
+impl SchemaOptions {
+    /// Whether `format` is an assertion (default `true`). `false` gives the annotation-only
+    /// behaviour the Draft 2020-12 specification defaults to; the conformance suite's core
+    /// files are written for it.
+    #[must_use]
+    pub fn assert_formats(mut self, yes: bool) -> Self {
+        self.assert_formats = yes;
+        self
     }
 }
 
@@ -119,15 +151,39 @@ impl CompiledSchema {
         base_uri: &str,
         resources: &Resources,
     ) -> Result<Self, SchemaError> {
+        Self::compile_with(document, source, base_uri, resources, SchemaOptions::default())
+    }
+
+    /// [`CompiledSchema::compile`] with explicit [`SchemaOptions`].
+    ///
+    /// # Errors
+    ///
+    /// As [`CompiledSchema::compile`].
+    pub fn compile_with(
+        document: Value,
+        source: &[u8],
+        base_uri: &str,
+        resources: &Resources,
+        options: SchemaOptions,
+    ) -> Result<Self, SchemaError> {
         if let Some(dialect) = document.get("$schema") {
             let dialect = dialect.as_str().unwrap_or_default();
-            if dialect.trim_end_matches('#') != DRAFT_2020_12 {
+            // Draft 2020-12 itself, or a meta-schema among the contract's own files.
+            let local_meta_schema = resources
+                .get(dialect)
+                .and_then(|meta| meta.get("$schema"))
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.trim_end_matches('#') == DRAFT_2020_12);
+            if dialect.trim_end_matches('#') != DRAFT_2020_12 && !local_meta_schema {
                 return Err(SchemaError::UnknownDialect(dialect.to_owned()));
             }
         }
         check_patterns(&document)?;
-        let validator = Self::options(resources)
-            .with_base_uri(base_uri)
+        let mut builder = Self::options(resources, options).with_base_uri(base_uri);
+        if document.get("$schema").is_none() {
+            builder = builder.with_draft(Draft::Draft202012);
+        }
+        let validator = builder
             .build(&document)
             .map_err(|e| SchemaError::Invalid(e.to_string()))?;
         Ok(Self {
@@ -138,10 +194,9 @@ impl CompiledSchema {
     }
 
     /// The validator options every Airlock schema is compiled with.
-    fn options(resources: &Resources) -> jsonschema::ValidationOptions<'static> {
+    fn options(resources: &Resources, options: SchemaOptions) -> jsonschema::ValidationOptions<'static> {
         jsonschema::options()
-            .with_draft(Draft::Draft202012)
-            .should_validate_formats(true)
+            .should_validate_formats(options.assert_formats)
             .should_ignore_unknown_formats(false)
             .with_pattern_options(PatternOptions::regex())
             .with_retriever(LocalRetriever(Arc::new(resources.by_uri.clone())))

@@ -1,0 +1,233 @@
+//! Conformance against the shared external suites: JSONTestSuite for the strict parser,
+//! the official JSON-Schema-Test-Suite (Draft 2020-12) for the schema stage. Every
+//! expected deviation is listed with its reason; an unlisted failure, or a listed one
+//! that no longer fails, fails the test.
+
+use airlock_guard::{parse, CompiledSchema, Resources, SchemaOptions};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::util::testsuites;
+
+/// Depth used for the parsing suite: deep enough for every `y_` file, far below the
+/// 100 000 brackets of `n_structure_100000_opening_arrays`.
+const SUITE_MAX_DEPTH: usize = 512;
+
+/// The `y_` files rejected on purpose.
+const Y_REJECTED: [(&str, &str); 2] = [
+    ("y_object_duplicated_key.json", "duplicate member names are rejected by design"),
+    ("y_object_duplicated_key_and_value.json", "duplicate member names are rejected by design, even with equal values"),
+];
+
+/// Every implementation-defined (`i_`) file, decided.
+const I_DECISIONS: [(&str, bool, &str); 35] = [
+    ("i_number_double_huge_neg_exp.json", false, "underflows f64 to 0: the agent would read another value"),
+    ("i_number_huge_exp.json", false, "overflows f64"),
+    ("i_number_neg_int_huge_exp.json", false, "overflows f64"),
+    ("i_number_pos_double_huge_exp.json", false, "overflows f64"),
+    ("i_number_real_neg_overflow.json", false, "overflows f64"),
+    ("i_number_real_pos_overflow.json", false, "overflows f64"),
+    ("i_number_real_underflow.json", false, "underflows f64 to 0"),
+    ("i_number_too_big_neg_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
+    ("i_number_too_big_pos_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
+    ("i_number_very_big_negative_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
+    ("i_object_key_lone_2nd_surrogate.json", false, "lone surrogate escape"),
+    ("i_string_1st_surrogate_but_2nd_missing.json", false, "lone surrogate escape"),
+    ("i_string_1st_valid_surrogate_2nd_invalid.json", false, "lone surrogate escape"),
+    ("i_string_UTF-16LE_with_BOM.json", false, "UTF-8 only; BOM"),
+    ("i_string_UTF-8_invalid_sequence.json", false, "invalid UTF-8"),
+    ("i_string_UTF8_surrogate_U+D800.json", false, "UTF-8-encoded surrogate is invalid UTF-8"),
+    ("i_string_incomplete_surrogate_and_escape_valid.json", false, "lone surrogate escape"),
+    ("i_string_incomplete_surrogate_pair.json", false, "lone surrogate escape"),
+    ("i_string_incomplete_surrogates_escape_valid.json", false, "lone surrogate escape"),
+    ("i_string_invalid_lonely_surrogate.json", false, "lone surrogate escape"),
+    ("i_string_invalid_surrogate.json", false, "lone surrogate escape"),
+    ("i_string_invalid_utf-8.json", false, "invalid UTF-8"),
+    ("i_string_inverted_surrogates_U+1D11E.json", false, "low surrogate before high: two lone surrogates"),
+    ("i_string_iso_latin_1.json", false, "Latin-1 is not UTF-8"),
+    ("i_string_lone_second_surrogate.json", false, "lone surrogate escape"),
+    ("i_string_lone_utf8_continuation_byte.json", false, "invalid UTF-8"),
+    ("i_string_not_in_unicode_range.json", false, "invalid UTF-8 (beyond U+10FFFF)"),
+    ("i_string_overlong_sequence_2_bytes.json", false, "overlong UTF-8"),
+    ("i_string_overlong_sequence_6_bytes.json", false, "overlong UTF-8"),
+    ("i_string_overlong_sequence_6_bytes_null.json", false, "overlong UTF-8"),
+    ("i_string_truncated-utf-8.json", false, "truncated UTF-8"),
+    ("i_string_utf16BE_no_BOM.json", false, "UTF-16 is not UTF-8"),
+    ("i_string_utf16LE_no_BOM.json", false, "UTF-16 is not UTF-8"),
+    ("i_structure_500_nested_arrays.json", true, "within the suite's depth of 512; a contract's max_depth decides in production"),
+    ("i_structure_UTF-8_BOM_empty_object.json", false, "a byte-order mark is rejected"),
+];
+
+#[test]
+fn json_test_suite_parsing_is_decided_for_every_file() {
+    let Some(dir) = testsuites("JSONTestSuite/test_parsing") else {
+        return;
+    };
+    let decisions: BTreeMap<&str, bool> = I_DECISIONS.iter().map(|(f, ok, _)| (*f, *ok)).collect();
+    let y_rejected: BTreeSet<&str> = Y_REJECTED.iter().map(|(f, _)| *f).collect();
+    let mut wrong = Vec::new();
+    let mut counted = [0usize; 3];
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
+        let accepted = parse(&bytes, SUITE_MAX_DEPTH).is_ok();
+        let expected = match name.as_bytes()[0] {
+            b'y' => {
+                counted[0] += 1;
+                !y_rejected.contains(name.as_str())
+            }
+            b'n' => {
+                counted[1] += 1;
+                false
+            }
+            b'i' => {
+                counted[2] += 1;
+                match decisions.get(name.as_str()) {
+                    Some(ok) => *ok,
+                    None => {
+                        wrong.push(format!("{name}: no decision in I_DECISIONS"));
+                        continue;
+                    }
+                }
+            }
+            _ => continue,
+        };
+        if accepted != expected {
+            wrong.push(format!("{name}: accepted = {accepted}, expected {expected}"));
+        }
+    }
+    assert!(wrong.is_empty(), "JSONTestSuite disagreements:\n{}", wrong.join("\n"));
+    assert!(counted[0] >= 90 && counted[1] >= 180 && counted[2] == I_DECISIONS.len(), "{counted:?}");
+    eprintln!("JSONTestSuite: {} y_, {} n_, {} i_ files decided as expected", counted[0], counted[1], counted[2]);
+}
+
+#[test]
+fn parser_survives_the_hundred_thousand_bracket_file_with_a_small_depth() {
+    let Some(dir) = testsuites("JSONTestSuite/test_parsing") else {
+        return;
+    };
+    let bytes = std::fs::read(dir.join("n_structure_100000_opening_arrays.json")).unwrap();
+    assert!(parse(&bytes, 8).is_err());
+    assert!(parse(&bytes, 1_000_000).is_err());
+}
+
+/// Tests of the JSON-Schema-Test-Suite Airlock fails on purpose: `file::group::test`.
+const SCHEMA_SUITE_EXPECTED_FAILURES: &[(&str, &str)] = &[
+    ("optional/format/unknown.json::unknown format::unknown formats ignore integers", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore floats", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore objects", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore arrays", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore booleans", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore nulls", UNKNOWN_FORMAT),
+    ("optional/format/unknown.json::unknown format::unknown formats ignore strings", UNKNOWN_FORMAT),
+];
+
+/// Why the unknown-format tests fail.
+const UNKNOWN_FORMAT: &str = "by design: with format as an assertion, a schema naming a format \
+    the validator does not know is a load error, not a silently ignored check";
+
+/// Serve `remotes/` from memory at `http://localhost:1234/`.
+fn remotes(suite: &Path) -> Resources {
+    let mut resources = Resources::new();
+    let base = suite.join("remotes");
+    let mut stack = vec![base.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                let rel = path.strip_prefix(&base).unwrap().to_string_lossy().replace('\\', "/");
+                let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                resources.insert(format!("http://localhost:1234/{rel}"), doc);
+            }
+        }
+    }
+    resources
+}
+
+/// Run every test of the given suite files; returns (passed, failures by id).
+fn run_schema_suite(files: &[std::path::PathBuf], resources: &Resources, options: SchemaOptions, prefix: &str) -> (usize, Vec<String>) {
+    let mut passed = 0;
+    let mut failures = Vec::new();
+    for file in files {
+        let name = format!("{prefix}{}", file.file_name().unwrap().to_string_lossy());
+        let groups: Vec<Value> = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        for group in groups {
+            let description = group["description"].as_str().unwrap_or_default();
+            let schema = group["schema"].clone();
+            let compiled = CompiledSchema::compile_with(schema, b"", "json-schema:///", resources, options);
+            for test in group["tests"].as_array().unwrap() {
+                let id = format!("{name}::{description}::{}", test["description"].as_str().unwrap_or_default());
+                let ok = match &compiled {
+                    Ok(s) => s.is_valid(&test["data"]) == test["valid"].as_bool().unwrap(),
+                    Err(_) => false,
+                };
+                if ok {
+                    passed += 1;
+                } else {
+                    failures.push(id);
+                }
+            }
+        }
+    }
+    (passed, failures)
+}
+
+fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_against_expected(failures: Vec<String>, passed: usize, what: &str) {
+    let expected: BTreeMap<&str, &str> = SCHEMA_SUITE_EXPECTED_FAILURES.iter().copied().collect();
+    let unexpected: Vec<_> = failures.iter().filter(|f| !expected.contains_key(f.as_str())).collect();
+    assert!(unexpected.is_empty(), "{what}: {} unexpected failures:\n{}", unexpected.len(),
+        unexpected.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+    eprintln!("{what}: {passed} passed, {} expected failures", failures.len());
+}
+
+#[test]
+fn json_schema_test_suite_core_draft2020_12_passes() {
+    let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
+        return;
+    };
+    let resources = remotes(&suite);
+    let files = json_files(&suite.join("tests/draft2020-12"));
+    let (passed, failures) = run_schema_suite(&files, &resources, SchemaOptions::default().assert_formats(false), "");
+    assert!(passed > 1000, "only {passed} core tests ran");
+    check_against_expected(failures, passed, "draft2020-12 core");
+}
+
+#[test]
+fn json_schema_test_suite_optional_format_passes_with_format_assertion() {
+    let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
+        return;
+    };
+    let resources = remotes(&suite);
+    let files = json_files(&suite.join("tests/draft2020-12/optional/format"));
+    let (passed, failures) = run_schema_suite(&files, &resources, SchemaOptions::default(), "optional/format/");
+    assert!(passed > 500, "only {passed} format tests ran");
+    check_against_expected(failures, passed, "draft2020-12 optional/format");
+}
+
+#[test]
+fn every_listed_schema_suite_failure_still_fails() {
+    let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
+        return;
+    };
+    let resources = remotes(&suite);
+    let mut failures = run_schema_suite(&json_files(&suite.join("tests/draft2020-12")), &resources, SchemaOptions::default().assert_formats(false), "").1;
+    failures.extend(run_schema_suite(&json_files(&suite.join("tests/draft2020-12/optional/format")), &resources, SchemaOptions::default(), "optional/format/").1);
+    let failing: BTreeSet<_> = failures.iter().map(String::as_str).collect();
+    let stale: Vec<_> = SCHEMA_SUITE_EXPECTED_FAILURES.iter().filter(|(id, _)| !failing.contains(id)).collect();
+    assert!(stale.is_empty(), "listed as expected failures but now pass: {stale:?}");
+}

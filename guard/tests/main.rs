@@ -1,0 +1,6 @@
+//! Integration tests of airlock-guard: one binary, a module per area.
+
+mod conformance;
+mod pipeline;
+mod properties;
+mod util;

@@ -1,0 +1,330 @@
+//! The whole pipeline on the shipped contracts: the seed's first test, the reader entry
+//! point, retries, custom checks, audit records and contract loading errors.
+
+use airlock_guard::{
+    AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Request, Stage,
+    StopReason, TransportError, Verdict,
+};
+use serde_json::{Map, Value};
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::util::{accepted_successes, contract, request, root, TOOLS};
+
+/// Every object of `value`, by JSON pointer.
+fn object_pointers(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            out.push(at.clone());
+            for (k, v) in map {
+                object_pointers(v, format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                object_pointers(v, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn one_unexpected_property_anywhere_is_rejected_and_not_one_byte_of_it_reaches_the_agent() {
+    for tool in TOOLS {
+        let guard = Guard::new(contract(tool));
+        let request = request(tool);
+        let fixed = AgentValue::invalid_response(tool, &request.request_id).to_json_string();
+        for (name, bytes) in accepted_successes(tool) {
+            assert!(guard.admit(&request, &bytes).is_admitted(), "{tool}/{name} must be admitted as is");
+            let base: Value = serde_json::from_slice(&bytes).unwrap();
+            let mut objects = Vec::new();
+            object_pointers(&base, String::new(), &mut objects);
+            for (i, pointer) in objects.iter().enumerate() {
+                let canary = format!("CANARYq{i}x{}", tool.len());
+                let mut variant = base.clone();
+                let target = variant.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
+                target.insert(format!("{canary}_name"), Value::String(format!("{canary}_value")));
+                let admission = guard.admit(&request, variant.to_string().as_bytes());
+                let agent = admission.agent().to_json_string();
+                assert!(!admission.is_admitted(), "{tool}/{name}: extra member at {pointer:?} admitted");
+                assert_eq!(agent, fixed, "{tool}/{name} at {pointer:?}");
+                assert!(!agent.contains("CANARY"), "{agent}");
+                let diagnostic = admission.diagnostic().unwrap();
+                assert_eq!(diagnostic.stage(), Stage::Schema);
+                assert!(!diagnostic.masked().to_string().contains("CANARY"), "masked diagnostic leaks");
+            }
+        }
+    }
+}
+
+#[test]
+fn admitted_success_carries_exactly_the_agent_fields_and_the_requests_id() {
+    let guard = Guard::new(contract("deploy_status"));
+    let request = request("deploy_status");
+    let body = br#"{"tool":"deploy_status","request_id":"req.Dp40sTgA","outcome":"success","data":{"environment":"staging","revision":"a83f19c","state":"healthy"}}"#;
+    let admission = guard.admit(&request, body);
+    assert_eq!(admission.audit().verdict(), Verdict::Admitted);
+    assert_eq!(
+        admission.agent().to_json_string(),
+        r#"{"tool":"deploy_status","request_id":"req.Dp40sTgA","outcome":"success","data":{"environment":"staging","revision":"a83f19c","state":"healthy"}}"#
+    );
+}
+
+#[test]
+fn failure_envelope_keeps_its_code_and_takes_retryable_from_the_policy_not_the_upstream() {
+    let guard = Guard::new(contract("review_status"));
+    let request = request("review_status");
+    let body = |code: &str, retryable: bool| {
+        format!(r#"{{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{{"code":"{code}","retryable":{retryable}}}}}"#)
+    };
+    let a = guard.admit(&request, body("NOT_FOUND", true).as_bytes());
+    assert_eq!(a.audit().verdict(), Verdict::UpstreamFailure);
+    assert_eq!(a.agent().error(), Some((ErrorCode::NotFound, false)));
+    let b = guard.admit(&request, body("UPSTREAM_UNAVAILABLE", false).as_bytes());
+    assert_eq!(b.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+    let c = guard.admit(&request, body("INVALID_RESPONSE", true).as_bytes());
+    assert_eq!(c.agent().error(), Some((ErrorCode::InvalidResponse, false)));
+}
+
+#[test]
+fn transport_errors_are_upstream_unavailable_with_the_policys_retryable() {
+    let guard = Guard::new(contract("job_run_status"));
+    for error in TransportError::ALL {
+        let a = guard.admit_transport_error(&request("job_run_status"), error);
+        assert_eq!(a.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+        assert_eq!(a.audit().verdict(), Verdict::TransportFailure);
+        assert_eq!(a.audit().stage(), Stage::Transport);
+    }
+}
+
+/// A reader that serves an endless valid-looking prefix and counts what it served.
+struct Flood {
+    served: u64,
+}
+
+impl Read for Flood {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        buf.fill(b' ');
+        self.served += buf.len() as u64;
+        Ok(buf.len())
+    }
+}
+
+#[test]
+fn reader_entry_point_stops_one_byte_past_max_bytes() {
+    let guard = Guard::new(contract("review_status"));
+    let mut flood = Flood { served: 0 };
+    let admission = guard.admit_reader(&request("review_status"), &mut flood);
+    assert_eq!(flood.served, 4097);
+    assert_eq!(admission.audit().stage(), Stage::Limits);
+    assert!(!admission.is_admitted());
+}
+
+#[test]
+fn reader_failure_is_a_transport_failure() {
+    struct Reset;
+    impl Read for Reset {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::ConnectionReset.into())
+        }
+    }
+    let a = Guard::new(contract("review_status")).admit_reader(&request("review_status"), Reset);
+    assert_eq!(a.audit().verdict(), Verdict::TransportFailure);
+    assert_eq!(a.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+}
+
+#[test]
+fn ten_million_brackets_are_a_clean_parse_rejection() {
+    let guard = Guard::new(contract("review_status"));
+    let body = vec![b'['; 10_000_000];
+    let a = guard.admit(&request("review_status"), &body);
+    assert_eq!(a.audit().stage(), Stage::Limits, "the byte limit comes first");
+    let small = vec![b'['; 4000];
+    let a = guard.admit(&request("review_status"), &small);
+    assert_eq!(a.audit().stage(), Stage::Parse);
+    assert_eq!(a.diagnostic().unwrap().keyword(), "max_depth");
+}
+
+fn success_body() -> Vec<u8> {
+    br#"{"tool":"job_run_status","request_id":"req.Bx81LmQa","outcome":"success","data":{"project_id":"bluebird","run_id":"run_8fK2mQ7xLp0Z","state":"running","observed_at":"2026-12-02T09:59:00Z"}}"#.to_vec()
+}
+
+fn unavailable_body() -> Vec<u8> {
+    br#"{"tool":"job_run_status","request_id":"req.Bx81LmQa","outcome":"failure","error":{"code":"UPSTREAM_UNAVAILABLE","retryable":true}}"#.to_vec()
+}
+
+#[test]
+fn retry_driver_retries_unavailability_and_stops_on_the_first_admitted_success() {
+    let guard = Guard::new(contract("job_run_status"));
+    let outcome = guard.call(&request("job_run_status"), |attempt| match attempt {
+        1 => Err(TransportError::ConnectionReset),
+        2 => Ok(unavailable_body()),
+        3 => Ok(success_body()),
+        _ => panic!("no fourth attempt"),
+    });
+    assert_eq!(outcome.stop_reason(), StopReason::Settled);
+    assert_eq!(outcome.attempts().len(), 3);
+    assert!(outcome.final_admission().agent().is_success());
+    let attempts: Vec<_> = outcome.attempts().iter().map(|a| a.audit().attempt()).collect();
+    assert_eq!(attempts, [Some(1), Some(2), Some(3)]);
+}
+
+#[test]
+fn retry_driver_never_reuses_an_earlier_success_and_a_rejection_is_final() {
+    let guard = Guard::new(contract("job_run_status"));
+    let request = request("job_run_status");
+    let first = guard.call(&request, |_| Ok(success_body()));
+    assert!(first.final_admission().agent().is_success());
+    // A later call whose evidence is hostile gets the fixed failure, not the old success.
+    let mut hostile = success_body();
+    hostile.extend_from_slice(b"{}");
+    let second = guard.call(&request, |_| Ok(hostile.clone()));
+    assert_eq!(second.stop_reason(), StopReason::NotRetryable);
+    assert_eq!(second.attempts().len(), 1);
+    assert_eq!(
+        second.final_admission().agent(),
+        &AgentValue::invalid_response("job_run_status", "req.Bx81LmQa")
+    );
+}
+
+#[test]
+fn retry_driver_stops_at_max_attempts_and_at_the_deadline() {
+    let guard = Guard::new(contract("job_run_status"));
+    let request = request("job_run_status");
+    let exhausted = guard.call(&request, |_| Err(TransportError::Timeout));
+    assert_eq!(exhausted.stop_reason(), StopReason::AttemptsExhausted);
+    assert_eq!(exhausted.attempts().len(), 3);
+    let mut clock = 0;
+    let late = guard.call_with_clock(&request, |_| Ok(unavailable_body()), || {
+        clock += 6;
+        Duration::from_secs(clock)
+    });
+    assert_eq!(late.stop_reason(), StopReason::DeadlinePassed);
+    assert_eq!(late.attempts().len(), 2);
+    let not_found = guard.call(&request, |_| {
+        Ok(br#"{"tool":"job_run_status","request_id":"req.Bx81LmQa","outcome":"failure","error":{"code":"NOT_FOUND","retryable":true}}"#.to_vec())
+    });
+    assert_eq!(not_found.stop_reason(), StopReason::Settled);
+    assert_eq!(not_found.attempts().len(), 1);
+}
+
+struct OnlyRunning;
+
+impl CustomCheck for OnlyRunning {
+    fn name(&self) -> &str {
+        "only_running"
+    }
+    fn check(&self, request: &Request, response: &Value) -> Result<(), CheckFailure> {
+        assert_eq!(request.request_id, "req.Bx81LmQa");
+        match response.pointer("/data/state").and_then(Value::as_str) {
+            Some("running") | None => Ok(()),
+            Some(other) => Err(CheckFailure::new(format!("state {other} is not running")).at("/data/state")),
+        }
+    }
+}
+
+#[test]
+fn custom_checks_see_the_request_and_the_value_and_reject_at_the_checks_stage() {
+    let guard = Guard::builder(contract("job_run_status")).check(OnlyRunning).build();
+    let request = request("job_run_status");
+    assert!(guard.admit(&request, &success_body()).is_admitted());
+    let failed = String::from_utf8(success_body()).unwrap().replace("running", "failed");
+    let a = guard.admit(&request, failed.as_bytes());
+    let d = a.diagnostic().unwrap();
+    assert_eq!((d.stage(), d.keyword(), d.instance_path()), (Stage::Checks, "only_running", Some("/data/state")));
+    assert!(guard.admit(&request, &unavailable_body()).is_admitted(), "absent field: the check passes");
+}
+
+#[test]
+fn audit_record_is_one_json_line_with_identity_digest_and_diagnostic() {
+    let guard = Guard::builder(contract("review_status"))
+        .adapter("review-connector", "2.1.0")
+        .endpoint("https://reviews.internal/api")
+        .build();
+    let body = br#"{"approved": false, "approved": true}"#;
+    let a = guard.admit(&request("review_status"), body);
+    let line = a.audit().to_json_line();
+    assert!(!line.contains('\n'));
+    let record: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(record["tool"], "review_status");
+    assert_eq!(record["contract_version"], 2);
+    assert_eq!(record["schema_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(record["adapter"]["name"], "review-connector");
+    assert_eq!(record["endpoint"], "https://reviews.internal/api");
+    assert_eq!(record["request_id"], "req.J7q94MkP");
+    assert_eq!(record["stage"], "parse");
+    assert_eq!(record["verdict"], "rejected");
+    assert_eq!(record["diagnostic"]["keyword"], "duplicate_member");
+    assert_eq!(record["diagnostic"]["byte_offset"], 20);
+    assert_eq!(record["raw_sha256"], airlock_guard::sha256_hex(body));
+    assert_eq!(record["raw_len"], body.len());
+}
+
+#[test]
+fn request_for_another_tool_is_rejected() {
+    let guard = Guard::new(contract("review_status"));
+    let mut request = request("review_status");
+    request.tool = Some("deploy_status".into());
+    let a = guard.admit(&request, b"{}");
+    assert_eq!(a.audit().stage(), Stage::Request);
+}
+
+/// Copy a shipped contract to a temporary folder and apply `edit` to its manifest.
+fn broken_contract(tool: &str, edit: impl FnOnce(&Path)) -> ContractError {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(root().join("schemas").join(tool)).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    edit(dir.path());
+    Contract::load(dir.path()).unwrap_err()
+}
+
+fn replace_in(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from:?} not in {}", path.display());
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
+#[test]
+fn contract_loading_errors_are_precise() {
+    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
+        ("missing manifest", Box::new(|d: &Path| std::fs::remove_file(d.join("contract.toml")).unwrap()), "contract.toml"),
+        ("missing schema", Box::new(|d: &Path| std::fs::remove_file(d.join("v1.schema.json")).unwrap()), "v1.schema.json"),
+        ("unknown key", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "max_depth = 8", "max_depth = 8\nmax_dpeth = 9")), "max_dpeth"),
+        ("bad duration", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"15m\"", "\"fifteen minutes\"")), "checks[2].max_age"),
+        ("bad deadline", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"10s\"", "\"-10s\"")), "retry.deadline"),
+        ("unknown code", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "retryable = [\"UPSTREAM_UNAVAILABLE\"]", "retryable = [\"TEAPOT\"]")), "TEAPOT"),
+        ("unknown check", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "kind = \"fresh\"", "kind = \"recent\"")), "recent"),
+        ("typo in agent field", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"/data/run_id\", ", "\"/data/runid\", ")), "/data/runid"),
+        ("typo in check field", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "field = \"/data/observed_at\"", "field = \"/data/observedAt\"")), "/data/observedAt"),
+        ("bad pointer", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "field = \"/data/project_id\"", "field = \"data/project_id\"")), "must start with '/'"),
+        ("meta-invalid schema", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"maxLength\": 35", "\"maxLength\": -35")), "v1.schema.json"),
+        ("unknown format", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"date-time\"", "\"moment\"")), "moment"),
+        ("duplicate keyword", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"maxLength\": 35", "\"maxLength\": 35, \"maxLength\": 99999")), "duplicate member"),
+        ("remote ref", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"#/$defs/tool\"", "\"https://evil.example/tool.json\"")), "refused"),
+        ("old dialect", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#")), "draft-07"),
+        ("backtracking pattern", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "^run_[A-Za-z0-9]{12,48}$", "^run_(?=x)[A-Za-z0-9]{12,48}$")), "^run_(?=x)[A-Za-z0-9]{12,48}$"),
+    ];
+    for (what, edit, expected) in cases {
+        let message = broken_contract("job_run_status", edit).to_string();
+        assert!(message.contains(expected), "{what}: {message:?} should mention {expected:?}");
+    }
+}
+
+#[test]
+fn contract_built_in_code_works_like_one_on_disk() {
+    let schema: Value = serde_json::from_slice(&std::fs::read(root().join("schemas/deploy_status/v1.schema.json")).unwrap()).unwrap();
+    let contract = Contract::builder("deploy_status", schema)
+        .agent_field("/data/state")
+        .build()
+        .unwrap();
+    let guard = Guard::new(contract);
+    let body = br#"{"tool":"deploy_status","request_id":"req.Dp40sTgA","outcome":"success","data":{"environment":"staging","revision":"a83f19c","state":"healthy"}}"#;
+    let a = guard.admit(&request("deploy_status"), body);
+    let mut data = Map::new();
+    data.insert("state".into(), "healthy".into());
+    assert_eq!(a.agent().data(), Some(&data));
+}
