@@ -70,9 +70,15 @@ impl Verdict {
     }
 }
 
-/// Why a response was rejected, for the operator.
+/// Why a response was rejected, for the operator. (Boxed: results carrying it stay small.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
 pub struct Diagnostic {
+    inner: Box<DiagnosticInner>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct DiagnosticInner {
     stage: Stage,
     keyword: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,76 +104,78 @@ impl Diagnostic {
         masked: impl Into<String>,
     ) -> Self {
         Self {
-            stage,
-            keyword: keyword.into(),
-            schema_path: None,
-            instance_path: None,
-            byte_offset: None,
-            message: message.into(),
-            masked: masked.into(),
-            causes: Vec::new(),
+            inner: Box::new(DiagnosticInner {
+                stage,
+                keyword: keyword.into(),
+                schema_path: None,
+                instance_path: None,
+                byte_offset: None,
+                message: message.into(),
+                masked: masked.into(),
+                causes: Vec::new(),
+            }),
         }
     }
 
     pub(crate) fn with_schema_path(mut self, path: impl Into<String>) -> Self {
-        self.schema_path = Some(path.into());
+        self.inner.schema_path = Some(path.into());
         self
     }
 
     pub(crate) fn with_instance_path(mut self, path: impl Into<String>) -> Self {
-        self.instance_path = Some(path.into());
+        self.inner.instance_path = Some(path.into());
         self
     }
 
     pub(crate) fn with_byte_offset(mut self, offset: usize) -> Self {
-        self.byte_offset = Some(offset);
+        self.inner.byte_offset = Some(offset);
         self
     }
 
     pub(crate) fn with_causes(mut self, causes: Vec<Diagnostic>) -> Self {
-        self.causes = causes;
+        self.inner.causes = causes;
         self
     }
 
     /// The stage that rejected.
     pub fn stage(&self) -> Stage {
-        self.stage
+        self.inner.stage
     }
 
     /// The keyword or check that failed (`additionalProperties`, `duplicate_member`,
     /// `equals_param`, …).
     pub fn keyword(&self) -> &str {
-        &self.keyword
+        &self.inner.keyword
     }
 
     /// The JSON Schema keyword location, for schema failures.
     pub fn schema_path(&self) -> Option<&str> {
-        self.schema_path.as_deref()
+        self.inner.schema_path.as_deref()
     }
 
     /// The JSON Pointer into the response, when known.
     pub fn instance_path(&self) -> Option<&str> {
-        self.instance_path.as_deref()
+        self.inner.instance_path.as_deref()
     }
 
     /// The byte offset into the raw body, when known.
     pub fn byte_offset(&self) -> Option<usize> {
-        self.byte_offset
+        self.inner.byte_offset
     }
 
     /// The full message; it may quote the input.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The message with no value from the input (paths and keywords only).
     pub fn masked_message(&self) -> &str {
-        &self.masked
+        &self.inner.masked
     }
 
     /// Narrower failures behind this one (the branches of a `oneOf`, say).
     pub fn causes(&self) -> &[Diagnostic] {
-        &self.causes
+        &self.inner.causes
     }
 
     /// A one-line rendering that prints no instance value.
@@ -179,7 +187,7 @@ impl Diagnostic {
 impl fmt::Display for Diagnostic {
     /// `stage: keyword at /path (byte N): message`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_line(f, self, &self.message)
+        write_line(f, self, &self.inner.message)
     }
 }
 
@@ -189,17 +197,17 @@ pub struct Masked<'a>(&'a Diagnostic);
 
 impl fmt::Display for Masked<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_line(f, self.0, &self.0.masked)
+        write_line(f, self.0, &self.0.inner.masked)
     }
 }
 
 fn write_line(f: &mut fmt::Formatter<'_>, d: &Diagnostic, message: &str) -> fmt::Result {
-    write!(f, "{}: {}", d.stage, d.keyword)?;
-    if let Some(path) = &d.instance_path {
+    write!(f, "{}: {}", d.inner.stage, d.inner.keyword)?;
+    if let Some(path) = &d.inner.instance_path {
         let shown = if path.is_empty() { "(root)" } else { path };
         write!(f, " at {shown}")?;
     }
-    if let Some(offset) = d.byte_offset {
+    if let Some(offset) = d.inner.byte_offset {
         write!(f, " (byte {offset})")?;
     }
     write!(f, ": {message}")
@@ -321,9 +329,20 @@ mod tests {
 
     #[test]
     fn masked_rendering_uses_the_masked_message() {
-        let d = Diagnostic::new(Stage::Schema, "enum", "\"CANARY\" is not one of", "value is not one of")
-            .with_instance_path("/data/decision");
-        assert_eq!(d.to_string(), "schema: enum at /data/decision: \"CANARY\" is not one of");
-        assert_eq!(d.masked().to_string(), "schema: enum at /data/decision: value is not one of");
+        let d = Diagnostic::new(
+            Stage::Schema,
+            "enum",
+            "\"CANARY\" is not one of",
+            "value is not one of",
+        )
+        .with_instance_path("/data/decision");
+        assert_eq!(
+            d.to_string(),
+            "schema: enum at /data/decision: \"CANARY\" is not one of"
+        );
+        assert_eq!(
+            d.masked().to_string(),
+            "schema: enum at /data/decision: value is not one of"
+        );
     }
 }

@@ -116,13 +116,19 @@ impl CheckSpec {
                 let age = now.duration_since(time);
                 if age > *max_age {
                     return fail(
-                        format!("{time} is {} old, older than {max_age:#} before {now}", Friendly(age)),
+                        format!(
+                            "{time} is {} old, older than {max_age:#} before {now}",
+                            Friendly(age)
+                        ),
                         format!("time is older than {max_age:#}"),
                     );
                 }
                 if -age > *max_skew {
                     return fail(
-                        format!("{time} is {} ahead of {now}, more than the {max_skew:#} allowed", Friendly(-age)),
+                        format!(
+                            "{time} is {} ahead of {now}, more than the {max_skew:#} allowed",
+                            Friendly(-age)
+                        ),
                         format!("time is more than {max_skew:#} in the future"),
                     );
                 }
@@ -180,13 +186,17 @@ impl CheckFailure {
 /// use airlock_guard::{CheckFailure, CustomCheck, Request};
 /// use serde_json::Value;
 ///
-/// struct NotOnFriday;
-/// impl CustomCheck for NotOnFriday {
-///     fn name(&self) -> &str { "not_on_friday" }
+/// /// Evidence gathered during the nightly maintenance window (02:00–03:00 UTC) is stale.
+/// struct OutsideMaintenance;
+///
+/// impl CustomCheck for OutsideMaintenance {
+///     fn name(&self) -> &str {
+///         "outside_maintenance"
+///     }
 ///     fn check(&self, request: &Request, _response: &Value) -> Result<(), CheckFailure> {
-///         let day = request.now.to_zoned(jiff::tz::TimeZone::UTC).weekday();
-///         if day == jiff::civil::Weekday::Friday {
-///             return Err(CheckFailure::new("no deploy evidence is trusted on Friday"));
+///         let second_of_day = request.now.as_second().rem_euclid(86_400);
+///         if (7_200..10_800).contains(&second_of_day) {
+///             return Err(CheckFailure::new("evidence from the maintenance window is not trusted"));
 ///         }
 ///         Ok(())
 ///     }
@@ -241,11 +251,23 @@ mod tests {
     #[test]
     fn fresh_window_edges_are_inclusive() {
         let r = request();
-        for ok in ["2026-12-02T09:45:00Z", "2026-12-02T10:01:00Z", "2026-12-02T11:00:00+01:00"] {
+        for ok in [
+            "2026-12-02T09:45:00Z",
+            "2026-12-02T10:01:00Z",
+            "2026-12-02T11:00:00+01:00",
+        ] {
             assert!(fresh().run(&r, &json!({"t": ok})).is_ok(), "{ok}");
         }
-        for bad in ["2026-12-02T09:44:59Z", "2026-12-02T10:01:01Z", "2026-12-02T10:00:00+01:00"] {
-            assert_eq!(fresh().run(&r, &json!({"t": bad})).unwrap_err().keyword(), "fresh", "{bad}");
+        for bad in [
+            "2026-12-02T09:44:59Z",
+            "2026-12-02T10:01:01Z",
+            "2026-12-02T10:00:00+01:00",
+        ] {
+            assert_eq!(
+                fresh().run(&r, &json!({"t": bad})).unwrap_err().keyword(),
+                "fresh",
+                "{bad}"
+            );
         }
     }
 
@@ -279,9 +301,18 @@ mod tests {
 
     #[test]
     fn durations_parse_in_friendly_and_iso_forms() {
-        assert_eq!(parse_duration("15m").unwrap(), SignedDuration::from_mins(15));
-        assert_eq!(parse_duration("10s").unwrap(), SignedDuration::from_secs(10));
-        assert_eq!(parse_duration("PT1M").unwrap(), SignedDuration::from_mins(1));
+        assert_eq!(
+            parse_duration("15m").unwrap(),
+            SignedDuration::from_mins(15)
+        );
+        assert_eq!(
+            parse_duration("10s").unwrap(),
+            SignedDuration::from_secs(10)
+        );
+        assert_eq!(
+            parse_duration("PT1M").unwrap(),
+            SignedDuration::from_mins(1)
+        );
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-5m").is_err());
     }

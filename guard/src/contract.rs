@@ -120,9 +120,19 @@ struct AgentManifest {
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum CheckManifest {
-    EqualsParam { field: String, param: String },
-    InParam { field: String, param: String },
-    Fresh { field: String, max_age: String, max_skew: String },
+    EqualsParam {
+        field: String,
+        param: String,
+    },
+    InParam {
+        field: String,
+        param: String,
+    },
+    Fresh {
+        field: String,
+        max_age: String,
+        max_skew: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -203,15 +213,18 @@ impl Contract {
             path: schema_path.clone(),
             source,
         })?;
-        let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
-            path: schema_path.clone(),
-            error,
-        })?;
-        let base = format!("{}{}", base_uri(&manifest.tool), file_name(&schema_path));
-        let schema = CompiledSchema::compile(document, &source, &base, &resources)
-            .map_err(|error| ContractError::Schema {
+        let document =
+            parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
                 path: schema_path.clone(),
                 error,
+            })?;
+        let base = format!("{}{}", base_uri(&manifest.tool), file_name(&schema_path));
+        let schema =
+            CompiledSchema::compile(document, &source, &base, &resources).map_err(|error| {
+                ContractError::Schema {
+                    path: schema_path.clone(),
+                    error,
+                }
             })?;
         let checks = manifest
             .checks
@@ -220,17 +233,23 @@ impl Contract {
             .map(|(i, c)| check_spec(i, c))
             .collect::<Result<Vec<_>, _>>()?;
         let retry = retry_policy(&manifest.retry)?;
-        finish(Inner {
-            tool: manifest.tool,
-            version,
-            current_version: manifest.version,
-            limits: manifest.limits,
-            agent_fields: pointers("agent.fields", &manifest.agent.fields)?,
-            checks,
-            retry,
-            schema,
-            dir: Some(dir.to_path_buf()),
-        })
+        // Fields are checked against the current version's schema; an older version may
+        // lack members added since (they are simply absent when replaying it).
+        let check_fields = version == manifest.version;
+        finish(
+            check_fields,
+            Inner {
+                tool: manifest.tool,
+                version,
+                current_version: manifest.version,
+                limits: manifest.limits,
+                agent_fields: pointers("agent.fields", &manifest.agent.fields)?,
+                checks,
+                retry,
+                schema,
+                dir: Some(dir.to_path_buf()),
+            },
+        )
     }
 
     /// The tool's name.
@@ -354,22 +373,25 @@ impl ContractBuilder {
                 path: PathBuf::from("<in memory>"),
                 error,
             })?;
-        finish(Inner {
-            agent_fields: pointers("agent.fields", &self.agent_fields)?,
-            tool: self.tool,
-            version: self.version,
-            current_version: self.version,
-            limits: self.limits,
-            checks: self.checks,
-            retry: self.retry,
-            schema,
-            dir: None,
-        })
+        finish(
+            true,
+            Inner {
+                agent_fields: pointers("agent.fields", &self.agent_fields)?,
+                tool: self.tool,
+                version: self.version,
+                current_version: self.version,
+                limits: self.limits,
+                checks: self.checks,
+                retry: self.retry,
+                schema,
+                dir: None,
+            },
+        )
     }
 }
 
 /// The last checks shared by both ways of making a contract.
-fn finish(inner: Inner) -> Result<Contract, ContractError> {
+fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     if inner.tool.is_empty() {
         return Err(invalid("tool", "the tool name is empty"));
     }
@@ -378,7 +400,7 @@ fn finish(inner: Inner) -> Result<Contract, ContractError> {
     }
     let root = inner.schema.document();
     for (i, field) in inner.agent_fields.iter().enumerate() {
-        if !can_contain(root, field.tokens()) {
+        if check_fields && !can_contain(root, field.tokens()) {
             return Err(invalid(
                 format!("agent.fields[{i}]"),
                 format!("{field} names a member the schema cannot contain"),
@@ -401,7 +423,7 @@ fn finish(inner: Inner) -> Result<Contract, ContractError> {
         }
     }
     for (i, check) in inner.checks.iter().enumerate() {
-        if !can_contain(root, check.field().tokens()) {
+        if check_fields && !can_contain(root, check.field().tokens()) {
             return Err(invalid(
                 format!("checks[{i}].field"),
                 format!("{} names a member the schema cannot contain", check.field()),
@@ -438,7 +460,8 @@ fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError
             max_skew,
         } => CheckSpec::Fresh {
             field: field(&f)?,
-            max_age: parse_duration(&max_age).map_err(|e| invalid(format!("checks[{i}].max_age"), e))?,
+            max_age: parse_duration(&max_age)
+                .map_err(|e| invalid(format!("checks[{i}].max_age"), e))?,
             max_skew: parse_duration(&max_skew)
                 .map_err(|e| invalid(format!("checks[{i}].max_skew"), e))?,
         },
@@ -461,7 +484,10 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
             ErrorCode::from_wire(code).ok_or_else(|| {
                 invalid(
                     format!("retry.retryable[{i}]"),
-                    format!("{code:?} is not one of {:?}", ErrorCode::ALL.map(ErrorCode::as_str)),
+                    format!(
+                        "{code:?} is not one of {:?}",
+                        ErrorCode::ALL.map(ErrorCode::as_str)
+                    ),
                 )
             })
         })
@@ -492,11 +518,16 @@ pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
     };
     let base = "airlock://schema/";
     let resources = local_resources(&dir, base, false)?;
-    CompiledSchema::compile(document, &source, &format!("{base}{}", file_name(path)), &resources)
-        .map_err(|error| ContractError::Schema {
-            path: path.to_path_buf(),
-            error,
-        })
+    CompiledSchema::compile(
+        document,
+        &source,
+        &format!("{base}{}", file_name(path)),
+        &resources,
+    )
+    .map_err(|error| ContractError::Schema {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// The base URI of a contract's files that have no `$id`.

@@ -13,8 +13,8 @@ use crate::contract::Contract;
 use crate::limits::{read_limited, ReadError};
 use crate::parse::parse;
 use crate::projection::{project, AgentValue, ErrorCode};
-use crate::retry::TransportError;
 use crate::request::Request;
+use crate::retry::TransportError;
 
 /// The runtime boundary for one contract. Build it once, share it (`Send + Sync`), and
 /// call [`Guard::admit`] on every raw response.
@@ -224,7 +224,12 @@ impl Guard {
         }
     }
 
-    fn reject(&self, request: &Request, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
+    fn reject(
+        &self,
+        request: &Request,
+        mut audit: AuditRecord,
+        diagnostic: Diagnostic,
+    ) -> Admission {
         audit.stage = diagnostic.stage();
         audit.verdict = Verdict::Rejected;
         audit.diagnostic = Some(diagnostic);
@@ -249,13 +254,20 @@ impl Guard {
         }
     }
 
-    fn evaluate(&self, request: &Request, body: &[u8]) -> Result<(AgentValue, Verdict), Diagnostic> {
+    fn evaluate(
+        &self,
+        request: &Request,
+        body: &[u8],
+    ) -> Result<(AgentValue, Verdict), Diagnostic> {
         let contract = &self.contract;
         if let Some(tool) = request.tool.as_deref().filter(|t| *t != contract.tool()) {
             return Err(Diagnostic::new(
                 Stage::Request,
                 "tool",
-                format!("the request is for {tool:?}, this contract is {:?}", contract.tool()),
+                format!(
+                    "the request is for {tool:?}, this contract is {:?}",
+                    contract.tool()
+                ),
                 "the request is for another tool",
             ));
         }
@@ -265,7 +277,11 @@ impl Guard {
         })?;
         contract.schema().validate(&value)?;
         bind(request, &value, contract.checks())?;
-        for check in contract.checks().iter().filter(|c| c.stage() == Stage::Checks) {
+        for check in contract
+            .checks()
+            .iter()
+            .filter(|c| c.stage() == Stage::Checks)
+        {
             check.run(request, &value)?;
         }
         for check in &self.custom {
@@ -277,12 +293,19 @@ impl Guard {
     }
 
     /// Stage 6: the agent value of an admitted envelope.
-    fn project(&self, request: &Request, value: &Value) -> Result<(AgentValue, Verdict), Diagnostic> {
+    fn project(
+        &self,
+        request: &Request,
+        value: &Value,
+    ) -> Result<(AgentValue, Verdict), Diagnostic> {
         let tool = self.contract.tool();
         match value.get("outcome").and_then(Value::as_str) {
             Some("success") => {
                 let data = project(value, self.contract.agent_fields());
-                Ok((AgentValue::success(tool, &request.request_id, data), Verdict::Admitted))
+                Ok((
+                    AgentValue::success(tool, &request.request_id, data),
+                    Verdict::Admitted,
+                ))
             }
             Some("failure") => {
                 let code = value
@@ -321,7 +344,6 @@ impl Guard {
 
 fn too_large(max_bytes: u64) -> Diagnostic {
     let message = format!("body exceeds max_bytes = {max_bytes}");
-    Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message).with_byte_offset(
-        usize::try_from(max_bytes).unwrap_or(usize::MAX),
-    )
+    Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message)
+        .with_byte_offset(usize::try_from(max_bytes).unwrap_or(usize::MAX))
 }

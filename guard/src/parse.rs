@@ -123,7 +123,9 @@ impl fmt::Display for ParseError {
             ParseErrorKind::UnexpectedByte(b) if b.is_ascii_graphic() => {
                 write!(f, "unexpected '{}' at byte {at}", char::from(*b))
             }
-            ParseErrorKind::UnexpectedByte(b) => write!(f, "unexpected byte 0x{b:02x} at byte {at}"),
+            ParseErrorKind::UnexpectedByte(b) => {
+                write!(f, "unexpected byte 0x{b:02x} at byte {at}")
+            }
             ParseErrorKind::Comment => write!(f, "comment at byte {at}: JSON has no comments"),
             ParseErrorKind::NonFiniteNumber => {
                 write!(f, "NaN or Infinity at byte {at}: not a JSON number")
@@ -380,7 +382,9 @@ impl Parser<'_> {
             let run = &self.bytes[run_start..self.pos];
             match std::str::from_utf8(run) {
                 Ok(text) => self.scratch.push_str(text),
-                Err(e) => return self.err(ParseErrorKind::InvalidUtf8, run_start + e.valid_up_to()),
+                Err(e) => {
+                    return self.err(ParseErrorKind::InvalidUtf8, run_start + e.valid_up_to())
+                }
             }
             match self.peek() {
                 Some(b'"') => {
@@ -420,7 +424,8 @@ impl Parser<'_> {
                         if !(0xDC00..=0xDFFF).contains(&low) {
                             return self.err(ParseErrorKind::LoneSurrogate, start);
                         }
-                        let code = 0x10000 + ((u32::from(unit) - 0xD800) << 10)
+                        let code = 0x10000
+                            + ((u32::from(unit) - 0xD800) << 10)
                             + (u32::from(low) - 0xDC00);
                         char::from_u32(code)
                     }
@@ -559,7 +564,8 @@ mod tests {
 
     #[test]
     fn nested_document_parses_to_the_same_value_as_serde_json() {
-        let text = br#" {"a": [1, -2, 3.5, true, false, null, "x\u00e9\n"], "b": {"c": {}}, "d": []} "#;
+        let text =
+            br#" {"a": [1, -2, 3.5, true, false, null, "x\u00e9\n"], "b": {"c": {}}, "d": []} "#;
         let expected: Value = serde_json::from_slice(text).unwrap();
         assert_eq!(parse(text, 8).unwrap(), expected);
     }
@@ -575,7 +581,10 @@ mod tests {
     fn duplicate_member_is_rejected_at_the_second_name() {
         let input = br#"{"approved": false, "approved": true}"#;
         let err = parse(input, 8).unwrap_err();
-        assert_eq!(err.kind(), &ParseErrorKind::DuplicateMember("approved".into()));
+        assert_eq!(
+            err.kind(),
+            &ParseErrorKind::DuplicateMember("approved".into())
+        );
         assert_eq!(err.offset(), 20);
     }
 
@@ -654,8 +663,14 @@ mod tests {
 
     #[test]
     fn numbers_beyond_the_exact_range_are_rejected_not_rounded() {
-        assert_eq!(kind(b"18446744073709551616"), ParseErrorKind::IntegerOutOfRange);
-        assert_eq!(kind(b"-9223372036854775809"), ParseErrorKind::IntegerOutOfRange);
+        assert_eq!(
+            kind(b"18446744073709551616"),
+            ParseErrorKind::IntegerOutOfRange
+        );
+        assert_eq!(
+            kind(b"-9223372036854775809"),
+            ParseErrorKind::IntegerOutOfRange
+        );
         assert_eq!(kind(b"1e400"), ParseErrorKind::NumberOverflow);
         assert_eq!(kind(b"-1e400"), ParseErrorKind::NumberOverflow);
         assert_eq!(kind(b"1e-400"), ParseErrorKind::NumberUnderflow);
@@ -666,10 +681,22 @@ mod tests {
 
     #[test]
     fn number_grammar_is_strict() {
-        for bad in [&b"01"[..], b"-", b"1.", b".5", b"1e", b"+1", b"-01", b"1.e3"] {
+        for bad in [
+            &b"01"[..],
+            b"-",
+            b"1.",
+            b".5",
+            b"1e",
+            b"+1",
+            b"-01",
+            b"1.e3",
+        ] {
             assert!(parse(bad, 8).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
-        assert_eq!(parse(b"-0", 8).unwrap(), serde_json::from_str::<Value>("-0").unwrap());
+        assert_eq!(
+            parse(b"-0", 8).unwrap(),
+            serde_json::from_str::<Value>("-0").unwrap()
+        );
         assert_eq!(parse(b"1.0", 8).unwrap(), json!(1.0));
         assert_eq!(parse(b"1E+2", 8).unwrap(), json!(100.0));
     }

@@ -170,18 +170,28 @@ impl AgentValue {
         let expect_keys = |keys: &[&str], map: &Map<String, Value>, what: &str| {
             if map.len() != keys.len() || !keys.iter().all(|k| map.contains_key(*k)) {
                 let found: Vec<_> = map.keys().map(String::as_str).collect();
-                return Err(format!("{what} must have exactly {keys:?}, found {found:?}"));
+                return Err(format!(
+                    "{what} must have exactly {keys:?}, found {found:?}"
+                ));
             }
             Ok(())
         };
         match text("outcome")?.as_str() {
             "success" => {
-                expect_keys(&["tool", "request_id", "outcome", "data"], obj, "agent value")?;
+                expect_keys(
+                    &["tool", "request_id", "outcome", "data"],
+                    obj,
+                    "agent value",
+                )?;
                 let data = obj["data"].as_object().ok_or("`data` is not an object")?;
                 Ok(Self::success(&tool, &request_id, data.clone()))
             }
             "failure" => {
-                expect_keys(&["tool", "request_id", "outcome", "error"], obj, "agent value")?;
+                expect_keys(
+                    &["tool", "request_id", "outcome", "error"],
+                    obj,
+                    "agent value",
+                )?;
                 let error = obj["error"].as_object().ok_or("`error` is not an object")?;
                 expect_keys(&["code", "retryable"], error, "`error`")?;
                 let code = error["code"]

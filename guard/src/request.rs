@@ -70,6 +70,9 @@ mod tests {
 
     #[test]
     fn request_with_unknown_member_is_an_error() {
-        assert!(Request::from_json(br#"{"request_id":"a","now":"2026-12-02T10:00:00Z","x":1}"#).is_err());
+        assert!(
+            Request::from_json(br#"{"request_id":"a","now":"2026-12-02T10:00:00Z","x":1}"#)
+                .is_err()
+        );
     }
 }

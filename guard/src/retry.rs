@@ -106,7 +106,11 @@ impl RetryPolicy {
 impl Default for RetryPolicy {
     /// 3 attempts within 10 s, retrying `UPSTREAM_UNAVAILABLE`.
     fn default() -> Self {
-        Self::new(3, Duration::from_secs(10), vec![ErrorCode::UpstreamUnavailable])
+        Self::new(
+            3,
+            Duration::from_secs(10),
+            vec![ErrorCode::UpstreamUnavailable],
+        )
     }
 }
 
@@ -166,7 +170,12 @@ impl Guard {
 
     /// [`Guard::call`] with an injected clock (`elapsed` since the first attempt), for
     /// deterministic tests.
-    pub fn call_with_clock<F, C>(&self, request: &Request, mut upstream: F, mut elapsed: C) -> RetryOutcome
+    pub fn call_with_clock<F, C>(
+        &self,
+        request: &Request,
+        mut upstream: F,
+        mut elapsed: C,
+    ) -> RetryOutcome
     where
         F: FnMut(u32) -> Result<Vec<u8>, TransportError>,
         C: FnMut() -> Duration,

@@ -89,8 +89,10 @@ impl Retrieve for LocalRetriever {
         let text = uri.as_str();
         let key = text.split('#').next().unwrap_or_default();
         self.0.get(key).cloned().ok_or_else(|| {
-            format!("reference to {text} refused: only the contract's own schema files are resolved")
-                .into()
+            format!(
+                "reference to {text} refused: only the contract's own schema files are resolved"
+            )
+            .into()
         })
     }
 }
@@ -151,7 +153,13 @@ impl CompiledSchema {
         base_uri: &str,
         resources: &Resources,
     ) -> Result<Self, SchemaError> {
-        Self::compile_with(document, source, base_uri, resources, SchemaOptions::default())
+        Self::compile_with(
+            document,
+            source,
+            base_uri,
+            resources,
+            SchemaOptions::default(),
+        )
     }
 
     /// [`CompiledSchema::compile`] with explicit [`SchemaOptions`].
@@ -194,7 +202,10 @@ impl CompiledSchema {
     }
 
     /// The validator options every Airlock schema is compiled with.
-    fn options(resources: &Resources, options: SchemaOptions) -> jsonschema::ValidationOptions<'static> {
+    fn options(
+        resources: &Resources,
+        options: SchemaOptions,
+    ) -> jsonschema::ValidationOptions<'static> {
         jsonschema::options()
             .should_validate_formats(options.assert_formats)
             .should_ignore_unknown_formats(false)
@@ -243,19 +254,24 @@ fn diagnose(error: &ValidationError<'_>) -> Diagnostic {
     if keyword == "falseSchema" {
         // `additionalProperties: false` reports as a false subschema; name the keyword
         // that holds it, which is what the schema's author wrote.
-        if let Some(holder) = schema_path.rsplit('/').find(|s| s.chars().all(char::is_alphabetic)) {
+        if let Some(holder) = schema_path
+            .rsplit('/')
+            .find(|s| s.chars().all(char::is_alphabetic))
+        {
             keyword = holder;
         }
     }
-    Diagnostic::new(
-        Stage::Schema,
-        keyword,
-        error.to_string(),
-        error.masked().to_string(),
-    )
-    .with_schema_path(schema_path)
-    .with_instance_path(error.instance_path().as_str())
-    .with_causes(causes)
+    let masked = error.masked().to_string();
+    // A composition failure quotes the whole instance; its causes say what is wrong.
+    let message = if causes.is_empty() {
+        error.to_string()
+    } else {
+        masked.clone()
+    };
+    Diagnostic::new(Stage::Schema, keyword, message, masked)
+        .with_schema_path(schema_path)
+        .with_instance_path(error.instance_path().as_str())
+        .with_causes(causes)
 }
 
 /// The branch whose errors reach deepest into the instance: the one the response was
@@ -311,7 +327,13 @@ fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
         .map(drop)
         .map_err(|e| SchemaError::Pattern {
             pattern: pattern.to_owned(),
-            reason: e.to_string().lines().last().unwrap_or_default().trim().to_owned(),
+            reason: e
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
         })
 }
 
@@ -341,7 +363,9 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
     let mut declared = false;
     let mut closed = false;
     for node in &in_place {
-        let Some(node) = node.as_object() else { continue };
+        let Some(node) = node.as_object() else {
+            continue;
+        };
         if let Some(sub) = node.get("properties").and_then(|p| p.get(token)) {
             declared = true;
             if can_contain_at(root, sub, rest, hops + 1) {
@@ -388,7 +412,9 @@ fn collect_in_place<'a>(root: &'a Value, schema: &'a Value, out: &mut Vec<&'a Va
         return;
     }
     out.push(schema);
-    let Some(map) = schema.as_object() else { return };
+    let Some(map) = schema.as_object() else {
+        return;
+    };
     for keyword in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = map.get(keyword) {
             for branch in branches {
@@ -418,7 +444,12 @@ mod tests {
 
     fn compile(schema: Value) -> Result<CompiledSchema, SchemaError> {
         let bytes = serde_json::to_vec(&schema).unwrap();
-        CompiledSchema::compile(schema, &bytes, "airlock:///test.schema.json", &Resources::new())
+        CompiledSchema::compile(
+            schema,
+            &bytes,
+            "airlock:///test.schema.json",
+            &Resources::new(),
+        )
     }
 
     #[test]
@@ -475,7 +506,10 @@ mod tests {
     #[test]
     fn local_resources_are_served_from_memory() {
         let mut resources = Resources::new();
-        resources.insert("airlock:///common.json", json!({"$defs": {"id": {"type": "string"}}}));
+        resources.insert(
+            "airlock:///common.json",
+            json!({"$defs": {"id": {"type": "string"}}}),
+        );
         let schema = json!({"$ref": "common.json#/$defs/id"});
         let s = CompiledSchema::compile(schema, b"{}", "airlock:///main.json", &resources).unwrap();
         assert!(s.is_valid(&json!("x")));
@@ -489,7 +523,9 @@ mod tests {
             {"type": "object", "properties": {"ok": {"const": false}}, "required": ["ok", "error"]}
         ]}))
         .unwrap();
-        let d = s.validate(&json!({"ok": true, "data": {"admin_override": true}})).unwrap_err();
+        let d = s
+            .validate(&json!({"ok": true, "data": {"admin_override": true}}))
+            .unwrap_err();
         assert_eq!(d.keyword(), "oneOf");
         assert_eq!(d.causes()[0].keyword(), "additionalProperties");
         assert_eq!(d.causes()[0].instance_path(), Some("/data"));

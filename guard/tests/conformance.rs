@@ -16,47 +16,145 @@ const SUITE_MAX_DEPTH: usize = 512;
 
 /// The `y_` files rejected on purpose.
 const Y_REJECTED: [(&str, &str); 2] = [
-    ("y_object_duplicated_key.json", "duplicate member names are rejected by design"),
-    ("y_object_duplicated_key_and_value.json", "duplicate member names are rejected by design, even with equal values"),
+    (
+        "y_object_duplicated_key.json",
+        "duplicate member names are rejected by design",
+    ),
+    (
+        "y_object_duplicated_key_and_value.json",
+        "duplicate member names are rejected by design, even with equal values",
+    ),
 ];
 
 /// Every implementation-defined (`i_`) file, decided.
 const I_DECISIONS: [(&str, bool, &str); 35] = [
-    ("i_number_double_huge_neg_exp.json", false, "underflows f64 to 0: the agent would read another value"),
+    (
+        "i_number_double_huge_neg_exp.json",
+        false,
+        "underflows f64 to 0: the agent would read another value",
+    ),
     ("i_number_huge_exp.json", false, "overflows f64"),
     ("i_number_neg_int_huge_exp.json", false, "overflows f64"),
     ("i_number_pos_double_huge_exp.json", false, "overflows f64"),
     ("i_number_real_neg_overflow.json", false, "overflows f64"),
     ("i_number_real_pos_overflow.json", false, "overflows f64"),
     ("i_number_real_underflow.json", false, "underflows f64 to 0"),
-    ("i_number_too_big_neg_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
-    ("i_number_too_big_pos_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
-    ("i_number_very_big_negative_int.json", false, "integer beyond 64 bits: rejected rather than rounded"),
-    ("i_object_key_lone_2nd_surrogate.json", false, "lone surrogate escape"),
-    ("i_string_1st_surrogate_but_2nd_missing.json", false, "lone surrogate escape"),
-    ("i_string_1st_valid_surrogate_2nd_invalid.json", false, "lone surrogate escape"),
+    (
+        "i_number_too_big_neg_int.json",
+        false,
+        "integer beyond 64 bits: rejected rather than rounded",
+    ),
+    (
+        "i_number_too_big_pos_int.json",
+        false,
+        "integer beyond 64 bits: rejected rather than rounded",
+    ),
+    (
+        "i_number_very_big_negative_int.json",
+        false,
+        "integer beyond 64 bits: rejected rather than rounded",
+    ),
+    (
+        "i_object_key_lone_2nd_surrogate.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_1st_surrogate_but_2nd_missing.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_1st_valid_surrogate_2nd_invalid.json",
+        false,
+        "lone surrogate escape",
+    ),
     ("i_string_UTF-16LE_with_BOM.json", false, "UTF-8 only; BOM"),
-    ("i_string_UTF-8_invalid_sequence.json", false, "invalid UTF-8"),
-    ("i_string_UTF8_surrogate_U+D800.json", false, "UTF-8-encoded surrogate is invalid UTF-8"),
-    ("i_string_incomplete_surrogate_and_escape_valid.json", false, "lone surrogate escape"),
-    ("i_string_incomplete_surrogate_pair.json", false, "lone surrogate escape"),
-    ("i_string_incomplete_surrogates_escape_valid.json", false, "lone surrogate escape"),
-    ("i_string_invalid_lonely_surrogate.json", false, "lone surrogate escape"),
-    ("i_string_invalid_surrogate.json", false, "lone surrogate escape"),
+    (
+        "i_string_UTF-8_invalid_sequence.json",
+        false,
+        "invalid UTF-8",
+    ),
+    (
+        "i_string_UTF8_surrogate_U+D800.json",
+        false,
+        "UTF-8-encoded surrogate is invalid UTF-8",
+    ),
+    (
+        "i_string_incomplete_surrogate_and_escape_valid.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_incomplete_surrogate_pair.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_incomplete_surrogates_escape_valid.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_invalid_lonely_surrogate.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_invalid_surrogate.json",
+        false,
+        "lone surrogate escape",
+    ),
     ("i_string_invalid_utf-8.json", false, "invalid UTF-8"),
-    ("i_string_inverted_surrogates_U+1D11E.json", false, "low surrogate before high: two lone surrogates"),
+    (
+        "i_string_inverted_surrogates_U+1D11E.json",
+        false,
+        "low surrogate before high: two lone surrogates",
+    ),
     ("i_string_iso_latin_1.json", false, "Latin-1 is not UTF-8"),
-    ("i_string_lone_second_surrogate.json", false, "lone surrogate escape"),
-    ("i_string_lone_utf8_continuation_byte.json", false, "invalid UTF-8"),
-    ("i_string_not_in_unicode_range.json", false, "invalid UTF-8 (beyond U+10FFFF)"),
-    ("i_string_overlong_sequence_2_bytes.json", false, "overlong UTF-8"),
-    ("i_string_overlong_sequence_6_bytes.json", false, "overlong UTF-8"),
-    ("i_string_overlong_sequence_6_bytes_null.json", false, "overlong UTF-8"),
+    (
+        "i_string_lone_second_surrogate.json",
+        false,
+        "lone surrogate escape",
+    ),
+    (
+        "i_string_lone_utf8_continuation_byte.json",
+        false,
+        "invalid UTF-8",
+    ),
+    (
+        "i_string_not_in_unicode_range.json",
+        false,
+        "invalid UTF-8 (beyond U+10FFFF)",
+    ),
+    (
+        "i_string_overlong_sequence_2_bytes.json",
+        false,
+        "overlong UTF-8",
+    ),
+    (
+        "i_string_overlong_sequence_6_bytes.json",
+        false,
+        "overlong UTF-8",
+    ),
+    (
+        "i_string_overlong_sequence_6_bytes_null.json",
+        false,
+        "overlong UTF-8",
+    ),
     ("i_string_truncated-utf-8.json", false, "truncated UTF-8"),
     ("i_string_utf16BE_no_BOM.json", false, "UTF-16 is not UTF-8"),
     ("i_string_utf16LE_no_BOM.json", false, "UTF-16 is not UTF-8"),
-    ("i_structure_500_nested_arrays.json", true, "within the suite's depth of 512; a contract's max_depth decides in production"),
-    ("i_structure_UTF-8_BOM_empty_object.json", false, "a byte-order mark is rejected"),
+    (
+        "i_structure_500_nested_arrays.json",
+        true,
+        "within the suite's depth of 512; a contract's max_depth decides in production",
+    ),
+    (
+        "i_structure_UTF-8_BOM_empty_object.json",
+        false,
+        "a byte-order mark is rejected",
+    ),
 ];
 
 #[test]
@@ -68,7 +166,10 @@ fn json_test_suite_parsing_is_decided_for_every_file() {
     let y_rejected: BTreeSet<&str> = Y_REJECTED.iter().map(|(f, _)| *f).collect();
     let mut wrong = Vec::new();
     let mut counted = [0usize; 3];
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -96,12 +197,24 @@ fn json_test_suite_parsing_is_decided_for_every_file() {
             _ => continue,
         };
         if accepted != expected {
-            wrong.push(format!("{name}: accepted = {accepted}, expected {expected}"));
+            wrong.push(format!(
+                "{name}: accepted = {accepted}, expected {expected}"
+            ));
         }
     }
-    assert!(wrong.is_empty(), "JSONTestSuite disagreements:\n{}", wrong.join("\n"));
-    assert!(counted[0] >= 90 && counted[1] >= 180 && counted[2] == I_DECISIONS.len(), "{counted:?}");
-    eprintln!("JSONTestSuite: {} y_, {} n_, {} i_ files decided as expected", counted[0], counted[1], counted[2]);
+    assert!(
+        wrong.is_empty(),
+        "JSONTestSuite disagreements:\n{}",
+        wrong.join("\n")
+    );
+    assert!(
+        counted[0] >= 90 && counted[1] >= 180 && counted[2] == I_DECISIONS.len(),
+        "{counted:?}"
+    );
+    eprintln!(
+        "JSONTestSuite: {} y_, {} n_, {} i_ files decided as expected",
+        counted[0], counted[1], counted[2]
+    );
 }
 
 #[test]
@@ -116,13 +229,34 @@ fn parser_survives_the_hundred_thousand_bracket_file_with_a_small_depth() {
 
 /// Tests of the JSON-Schema-Test-Suite Airlock fails on purpose: `file::group::test`.
 const SCHEMA_SUITE_EXPECTED_FAILURES: &[(&str, &str)] = &[
-    ("optional/format/unknown.json::unknown format::unknown formats ignore integers", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore floats", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore objects", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore arrays", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore booleans", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore nulls", UNKNOWN_FORMAT),
-    ("optional/format/unknown.json::unknown format::unknown formats ignore strings", UNKNOWN_FORMAT),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore integers",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore floats",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore objects",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore arrays",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore booleans",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore nulls",
+        UNKNOWN_FORMAT,
+    ),
+    (
+        "optional/format/unknown.json::unknown format::unknown formats ignore strings",
+        UNKNOWN_FORMAT,
+    ),
 ];
 
 /// Why the unknown-format tests fail.
@@ -140,7 +274,11 @@ fn remotes(suite: &Path) -> Resources {
             if path.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "json") {
-                let rel = path.strip_prefix(&base).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = path
+                    .strip_prefix(&base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
                 resources.insert(format!("http://localhost:1234/{rel}"), doc);
             }
@@ -150,7 +288,12 @@ fn remotes(suite: &Path) -> Resources {
 }
 
 /// Run every test of the given suite files; returns (passed, failures by id).
-fn run_schema_suite(files: &[std::path::PathBuf], resources: &Resources, options: SchemaOptions, prefix: &str) -> (usize, Vec<String>) {
+fn run_schema_suite(
+    files: &[std::path::PathBuf],
+    resources: &Resources,
+    options: SchemaOptions,
+    prefix: &str,
+) -> (usize, Vec<String>) {
     let mut passed = 0;
     let mut failures = Vec::new();
     for file in files {
@@ -159,9 +302,13 @@ fn run_schema_suite(files: &[std::path::PathBuf], resources: &Resources, options
         for group in groups {
             let description = group["description"].as_str().unwrap_or_default();
             let schema = group["schema"].clone();
-            let compiled = CompiledSchema::compile_with(schema, b"", "json-schema:///", resources, options);
+            let compiled =
+                CompiledSchema::compile_with(schema, b"", "json-schema:///", resources, options);
             for test in group["tests"].as_array().unwrap() {
-                let id = format!("{name}::{description}::{}", test["description"].as_str().unwrap_or_default());
+                let id = format!(
+                    "{name}::{description}::{}",
+                    test["description"].as_str().unwrap_or_default()
+                );
                 let ok = match &compiled {
                     Ok(s) => s.is_valid(&test["data"]) == test["valid"].as_bool().unwrap(),
                     Err(_) => false,
@@ -189,10 +336,24 @@ fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 fn check_against_expected(failures: Vec<String>, passed: usize, what: &str) {
     let expected: BTreeMap<&str, &str> = SCHEMA_SUITE_EXPECTED_FAILURES.iter().copied().collect();
-    let unexpected: Vec<_> = failures.iter().filter(|f| !expected.contains_key(f.as_str())).collect();
-    assert!(unexpected.is_empty(), "{what}: {} unexpected failures:\n{}", unexpected.len(),
-        unexpected.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
-    eprintln!("{what}: {passed} passed, {} expected failures", failures.len());
+    let unexpected: Vec<_> = failures
+        .iter()
+        .filter(|f| !expected.contains_key(f.as_str()))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{what}: {} unexpected failures:\n{}",
+        unexpected.len(),
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    eprintln!(
+        "{what}: {passed} passed, {} expected failures",
+        failures.len()
+    );
 }
 
 #[test]
@@ -202,7 +363,12 @@ fn json_schema_test_suite_core_draft2020_12_passes() {
     };
     let resources = remotes(&suite);
     let files = json_files(&suite.join("tests/draft2020-12"));
-    let (passed, failures) = run_schema_suite(&files, &resources, SchemaOptions::default().assert_formats(false), "");
+    let (passed, failures) = run_schema_suite(
+        &files,
+        &resources,
+        SchemaOptions::default().assert_formats(false),
+        "",
+    );
     assert!(passed > 1000, "only {passed} core tests ran");
     check_against_expected(failures, passed, "draft2020-12 core");
 }
@@ -214,7 +380,12 @@ fn json_schema_test_suite_optional_format_passes_with_format_assertion() {
     };
     let resources = remotes(&suite);
     let files = json_files(&suite.join("tests/draft2020-12/optional/format"));
-    let (passed, failures) = run_schema_suite(&files, &resources, SchemaOptions::default(), "optional/format/");
+    let (passed, failures) = run_schema_suite(
+        &files,
+        &resources,
+        SchemaOptions::default(),
+        "optional/format/",
+    );
     assert!(passed > 500, "only {passed} format tests ran");
     check_against_expected(failures, passed, "draft2020-12 optional/format");
 }
@@ -225,9 +396,29 @@ fn every_listed_schema_suite_failure_still_fails() {
         return;
     };
     let resources = remotes(&suite);
-    let mut failures = run_schema_suite(&json_files(&suite.join("tests/draft2020-12")), &resources, SchemaOptions::default().assert_formats(false), "").1;
-    failures.extend(run_schema_suite(&json_files(&suite.join("tests/draft2020-12/optional/format")), &resources, SchemaOptions::default(), "optional/format/").1);
+    let mut failures = run_schema_suite(
+        &json_files(&suite.join("tests/draft2020-12")),
+        &resources,
+        SchemaOptions::default().assert_formats(false),
+        "",
+    )
+    .1;
+    failures.extend(
+        run_schema_suite(
+            &json_files(&suite.join("tests/draft2020-12/optional/format")),
+            &resources,
+            SchemaOptions::default(),
+            "optional/format/",
+        )
+        .1,
+    );
     let failing: BTreeSet<_> = failures.iter().map(String::as_str).collect();
-    let stale: Vec<_> = SCHEMA_SUITE_EXPECTED_FAILURES.iter().filter(|(id, _)| !failing.contains(id)).collect();
-    assert!(stale.is_empty(), "listed as expected failures but now pass: {stale:?}");
+    let stale: Vec<_> = SCHEMA_SUITE_EXPECTED_FAILURES
+        .iter()
+        .filter(|(id, _)| !failing.contains(id))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed as expected failures but now pass: {stale:?}"
+    );
 }

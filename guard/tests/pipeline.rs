@@ -2,8 +2,8 @@
 //! point, retries, custom checks, audit records and contract loading errors.
 
 use airlock_guard::{
-    AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Request, Stage,
-    StopReason, TransportError, Verdict,
+    AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Request,
+    Stage, StopReason, TransportError, Verdict,
 };
 use serde_json::{Map, Value};
 use std::io::Read;
@@ -37,23 +37,39 @@ fn one_unexpected_property_anywhere_is_rejected_and_not_one_byte_of_it_reaches_t
         let request = request(tool);
         let fixed = AgentValue::invalid_response(tool, &request.request_id).to_json_string();
         for (name, bytes) in accepted_successes(tool) {
-            assert!(guard.admit(&request, &bytes).is_admitted(), "{tool}/{name} must be admitted as is");
+            assert!(
+                guard.admit(&request, &bytes).is_admitted(),
+                "{tool}/{name} must be admitted as is"
+            );
             let base: Value = serde_json::from_slice(&bytes).unwrap();
             let mut objects = Vec::new();
             object_pointers(&base, String::new(), &mut objects);
             for (i, pointer) in objects.iter().enumerate() {
                 let canary = format!("CANARYq{i}x{}", tool.len());
                 let mut variant = base.clone();
-                let target = variant.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
-                target.insert(format!("{canary}_name"), Value::String(format!("{canary}_value")));
+                let target = variant
+                    .pointer_mut(pointer)
+                    .unwrap()
+                    .as_object_mut()
+                    .unwrap();
+                target.insert(
+                    format!("{canary}_name"),
+                    Value::String(format!("{canary}_value")),
+                );
                 let admission = guard.admit(&request, variant.to_string().as_bytes());
                 let agent = admission.agent().to_json_string();
-                assert!(!admission.is_admitted(), "{tool}/{name}: extra member at {pointer:?} admitted");
+                assert!(
+                    !admission.is_admitted(),
+                    "{tool}/{name}: extra member at {pointer:?} admitted"
+                );
                 assert_eq!(agent, fixed, "{tool}/{name} at {pointer:?}");
                 assert!(!agent.contains("CANARY"), "{agent}");
                 let diagnostic = admission.diagnostic().unwrap();
                 assert_eq!(diagnostic.stage(), Stage::Schema);
-                assert!(!diagnostic.masked().to_string().contains("CANARY"), "masked diagnostic leaks");
+                assert!(
+                    !diagnostic.masked().to_string().contains("CANARY"),
+                    "masked diagnostic leaks"
+                );
             }
         }
     }
@@ -77,13 +93,18 @@ fn failure_envelope_keeps_its_code_and_takes_retryable_from_the_policy_not_the_u
     let guard = Guard::new(contract("review_status"));
     let request = request("review_status");
     let body = |code: &str, retryable: bool| {
-        format!(r#"{{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{{"code":"{code}","retryable":{retryable}}}}}"#)
+        format!(
+            r#"{{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{{"code":"{code}","retryable":{retryable}}}}}"#
+        )
     };
     let a = guard.admit(&request, body("NOT_FOUND", true).as_bytes());
     assert_eq!(a.audit().verdict(), Verdict::UpstreamFailure);
     assert_eq!(a.agent().error(), Some((ErrorCode::NotFound, false)));
     let b = guard.admit(&request, body("UPSTREAM_UNAVAILABLE", false).as_bytes());
-    assert_eq!(b.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+    assert_eq!(
+        b.agent().error(),
+        Some((ErrorCode::UpstreamUnavailable, true))
+    );
     let c = guard.admit(&request, body("INVALID_RESPONSE", true).as_bytes());
     assert_eq!(c.agent().error(), Some((ErrorCode::InvalidResponse, false)));
 }
@@ -93,7 +114,10 @@ fn transport_errors_are_upstream_unavailable_with_the_policys_retryable() {
     let guard = Guard::new(contract("job_run_status"));
     for error in TransportError::ALL {
         let a = guard.admit_transport_error(&request("job_run_status"), error);
-        assert_eq!(a.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+        assert_eq!(
+            a.agent().error(),
+            Some((ErrorCode::UpstreamUnavailable, true))
+        );
         assert_eq!(a.audit().verdict(), Verdict::TransportFailure);
         assert_eq!(a.audit().stage(), Stage::Transport);
     }
@@ -132,7 +156,10 @@ fn reader_failure_is_a_transport_failure() {
     }
     let a = Guard::new(contract("review_status")).admit_reader(&request("review_status"), Reset);
     assert_eq!(a.audit().verdict(), Verdict::TransportFailure);
-    assert_eq!(a.agent().error(), Some((ErrorCode::UpstreamUnavailable, true)));
+    assert_eq!(
+        a.agent().error(),
+        Some((ErrorCode::UpstreamUnavailable, true))
+    );
 }
 
 #[test]
@@ -140,7 +167,11 @@ fn ten_million_brackets_are_a_clean_parse_rejection() {
     let guard = Guard::new(contract("review_status"));
     let body = vec![b'['; 10_000_000];
     let a = guard.admit(&request("review_status"), &body);
-    assert_eq!(a.audit().stage(), Stage::Limits, "the byte limit comes first");
+    assert_eq!(
+        a.audit().stage(),
+        Stage::Limits,
+        "the byte limit comes first"
+    );
     let small = vec![b'['; 4000];
     let a = guard.admit(&request("review_status"), &small);
     assert_eq!(a.audit().stage(), Stage::Parse);
@@ -167,7 +198,11 @@ fn retry_driver_retries_unavailability_and_stops_on_the_first_admitted_success()
     assert_eq!(outcome.stop_reason(), StopReason::Settled);
     assert_eq!(outcome.attempts().len(), 3);
     assert!(outcome.final_admission().agent().is_success());
-    let attempts: Vec<_> = outcome.attempts().iter().map(|a| a.audit().attempt()).collect();
+    let attempts: Vec<_> = outcome
+        .attempts()
+        .iter()
+        .map(|a| a.audit().attempt())
+        .collect();
     assert_eq!(attempts, [Some(1), Some(2), Some(3)]);
 }
 
@@ -197,10 +232,14 @@ fn retry_driver_stops_at_max_attempts_and_at_the_deadline() {
     assert_eq!(exhausted.stop_reason(), StopReason::AttemptsExhausted);
     assert_eq!(exhausted.attempts().len(), 3);
     let mut clock = 0;
-    let late = guard.call_with_clock(&request, |_| Ok(unavailable_body()), || {
-        clock += 6;
-        Duration::from_secs(clock)
-    });
+    let late = guard.call_with_clock(
+        &request,
+        |_| Ok(unavailable_body()),
+        || {
+            clock += 6;
+            Duration::from_secs(clock)
+        },
+    );
     assert_eq!(late.stop_reason(), StopReason::DeadlinePassed);
     assert_eq!(late.attempts().len(), 2);
     let not_found = guard.call(&request, |_| {
@@ -220,21 +259,33 @@ impl CustomCheck for OnlyRunning {
         assert_eq!(request.request_id, "req.Bx81LmQa");
         match response.pointer("/data/state").and_then(Value::as_str) {
             Some("running") | None => Ok(()),
-            Some(other) => Err(CheckFailure::new(format!("state {other} is not running")).at("/data/state")),
+            Some(other) => {
+                Err(CheckFailure::new(format!("state {other} is not running")).at("/data/state"))
+            }
         }
     }
 }
 
 #[test]
 fn custom_checks_see_the_request_and_the_value_and_reject_at_the_checks_stage() {
-    let guard = Guard::builder(contract("job_run_status")).check(OnlyRunning).build();
+    let guard = Guard::builder(contract("job_run_status"))
+        .check(OnlyRunning)
+        .build();
     let request = request("job_run_status");
     assert!(guard.admit(&request, &success_body()).is_admitted());
-    let failed = String::from_utf8(success_body()).unwrap().replace("running", "failed");
+    let failed = String::from_utf8(success_body())
+        .unwrap()
+        .replace("running", "failed");
     let a = guard.admit(&request, failed.as_bytes());
     let d = a.diagnostic().unwrap();
-    assert_eq!((d.stage(), d.keyword(), d.instance_path()), (Stage::Checks, "only_running", Some("/data/state")));
-    assert!(guard.admit(&request, &unavailable_body()).is_admitted(), "absent field: the check passes");
+    assert_eq!(
+        (d.stage(), d.keyword(), d.instance_path()),
+        (Stage::Checks, "only_running", Some("/data/state"))
+    );
+    assert!(
+        guard.admit(&request, &unavailable_body()).is_admitted(),
+        "absent field: the check passes"
+    );
 }
 
 #[test]
@@ -288,35 +339,178 @@ fn replace_in(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replace(from, to)).unwrap();
 }
 
+/// A change to a copied contract folder.
+type Edit = Box<dyn FnOnce(&Path)>;
+
 #[test]
 fn contract_loading_errors_are_precise() {
-    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
-        ("missing manifest", Box::new(|d: &Path| std::fs::remove_file(d.join("contract.toml")).unwrap()), "contract.toml"),
-        ("missing schema", Box::new(|d: &Path| std::fs::remove_file(d.join("v1.schema.json")).unwrap()), "v1.schema.json"),
-        ("unknown key", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "max_depth = 8", "max_depth = 8\nmax_dpeth = 9")), "max_dpeth"),
-        ("bad duration", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"15m\"", "\"fifteen minutes\"")), "checks[2].max_age"),
-        ("bad deadline", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"10s\"", "\"-10s\"")), "retry.deadline"),
-        ("unknown code", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "retryable = [\"UPSTREAM_UNAVAILABLE\"]", "retryable = [\"TEAPOT\"]")), "TEAPOT"),
-        ("unknown check", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "kind = \"fresh\"", "kind = \"recent\"")), "recent"),
-        ("typo in agent field", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"/data/run_id\", ", "\"/data/runid\", ")), "/data/runid"),
-        ("typo in check field", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "field = \"/data/observed_at\"", "field = \"/data/observedAt\"")), "/data/observedAt"),
-        ("bad pointer", Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "field = \"/data/project_id\"", "field = \"data/project_id\"")), "must start with '/'"),
-        ("meta-invalid schema", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"maxLength\": 35", "\"maxLength\": -35")), "v1.schema.json"),
-        ("unknown format", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"date-time\"", "\"moment\"")), "moment"),
-        ("duplicate keyword", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"maxLength\": 35", "\"maxLength\": 35, \"maxLength\": 99999")), "duplicate member"),
-        ("remote ref", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "\"#/$defs/tool\"", "\"https://evil.example/tool.json\"")), "refused"),
-        ("old dialect", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#")), "draft-07"),
-        ("backtracking pattern", Box::new(|d: &Path| replace_in(&d.join("v1.schema.json"), "^run_[A-Za-z0-9]{12,48}$", "^run_(?=x)[A-Za-z0-9]{12,48}$")), "^run_(?=x)[A-Za-z0-9]{12,48}$"),
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "missing manifest",
+            Box::new(|d: &Path| std::fs::remove_file(d.join("contract.toml")).unwrap()),
+            "contract.toml",
+        ),
+        (
+            "missing schema",
+            Box::new(|d: &Path| std::fs::remove_file(d.join("v1.schema.json")).unwrap()),
+            "v1.schema.json",
+        ),
+        (
+            "unknown key",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "max_depth = 8",
+                    "max_depth = 8\nmax_dpeth = 9",
+                )
+            }),
+            "max_dpeth",
+        ),
+        (
+            "bad duration",
+            Box::new(|d: &Path| {
+                replace_in(&d.join("contract.toml"), "\"15m\"", "\"fifteen minutes\"")
+            }),
+            "checks[2].max_age",
+        ),
+        (
+            "bad deadline",
+            Box::new(|d: &Path| replace_in(&d.join("contract.toml"), "\"10s\"", "\"-10s\"")),
+            "retry.deadline",
+        ),
+        (
+            "unknown code",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "retryable = [\"UPSTREAM_UNAVAILABLE\"]",
+                    "retryable = [\"TEAPOT\"]",
+                )
+            }),
+            "TEAPOT",
+        ),
+        (
+            "unknown check",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "kind = \"fresh\"",
+                    "kind = \"recent\"",
+                )
+            }),
+            "recent",
+        ),
+        (
+            "typo in agent field",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "\"/data/run_id\", ",
+                    "\"/data/runid\", ",
+                )
+            }),
+            "/data/runid",
+        ),
+        (
+            "typo in check field",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "field = \"/data/observed_at\"",
+                    "field = \"/data/observedAt\"",
+                )
+            }),
+            "/data/observedAt",
+        ),
+        (
+            "bad pointer",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "field = \"/data/project_id\"",
+                    "field = \"data/project_id\"",
+                )
+            }),
+            "must start with '/'",
+        ),
+        (
+            "meta-invalid schema",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("v1.schema.json"),
+                    "\"maxLength\": 35",
+                    "\"maxLength\": -35",
+                )
+            }),
+            "v1.schema.json",
+        ),
+        (
+            "unknown format",
+            Box::new(|d: &Path| {
+                replace_in(&d.join("v1.schema.json"), "\"date-time\"", "\"moment\"")
+            }),
+            "moment",
+        ),
+        (
+            "duplicate keyword",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("v1.schema.json"),
+                    "\"maxLength\": 35",
+                    "\"maxLength\": 35, \"maxLength\": 99999",
+                )
+            }),
+            "duplicate member",
+        ),
+        (
+            "remote ref",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("v1.schema.json"),
+                    "\"#/$defs/tool\"",
+                    "\"https://evil.example/tool.json\"",
+                )
+            }),
+            "refused",
+        ),
+        (
+            "old dialect",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("v1.schema.json"),
+                    "https://json-schema.org/draft/2020-12/schema",
+                    "http://json-schema.org/draft-07/schema#",
+                )
+            }),
+            "draft-07",
+        ),
+        (
+            "backtracking pattern",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("v1.schema.json"),
+                    "^run_[A-Za-z0-9]{12,48}$",
+                    "^run_(?=x)[A-Za-z0-9]{12,48}$",
+                )
+            }),
+            "^run_(?=x)[A-Za-z0-9]{12,48}$",
+        ),
     ];
     for (what, edit, expected) in cases {
         let message = broken_contract("job_run_status", edit).to_string();
-        assert!(message.contains(expected), "{what}: {message:?} should mention {expected:?}");
+        assert!(
+            message.contains(expected),
+            "{what}: {message:?} should mention {expected:?}"
+        );
     }
 }
 
 #[test]
 fn contract_built_in_code_works_like_one_on_disk() {
-    let schema: Value = serde_json::from_slice(&std::fs::read(root().join("schemas/deploy_status/v1.schema.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(root().join("schemas/deploy_status/v1.schema.json")).unwrap(),
+    )
+    .unwrap();
     let contract = Contract::builder("deploy_status", schema)
         .agent_field("/data/state")
         .build()

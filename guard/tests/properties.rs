@@ -18,7 +18,10 @@ fn assert_closed_shapes(bytes: &[u8]) -> Result<(), TestCaseError> {
         let reread = AgentValue::from_json(&json).map_err(TestCaseError::fail)?;
         prop_assert_eq!(&reread, admission.agent());
         prop_assert_eq!(json["tool"].as_str(), Some(tool));
-        prop_assert_eq!(json["request_id"].as_str(), Some(request.request_id.as_str()));
+        prop_assert_eq!(
+            json["request_id"].as_str(),
+            Some(request.request_id.as_str())
+        );
         if !admission.is_admitted() {
             prop_assert_eq!(
                 admission.agent().to_json_string(),

@@ -157,26 +157,47 @@ impl Corpus {
     }
 }
 
-fn historical_fixtures(dir: &Path, version: u32, request: &Request) -> Result<Vec<Fixture>, CorpusError> {
+fn historical_fixtures(
+    dir: &Path,
+    version: u32,
+    request: &Request,
+) -> Result<Vec<Fixture>, CorpusError> {
     let expect_path = dir.join("expect.toml");
     let text = std::fs::read_to_string(&expect_path).map_err(|e| error(&expect_path, e))?;
     let mut expect: BTreeMap<String, Expect> =
         toml::from_str(&text).map_err(|e| error(&expect_path, e.to_string().trim_end()))?;
     let mut out = Vec::new();
     for path in fixture_files(dir)? {
-        let file = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let file = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let verdict = expect
             .remove(&file)
             .ok_or_else(|| error(&expect_path, format!("no verdict for {file:?}")))?;
-        out.push(fixture(&path, FixtureKind::Historical { version }, verdict, request)?);
+        out.push(fixture(
+            &path,
+            FixtureKind::Historical { version },
+            verdict,
+            request,
+        )?);
     }
     if let Some(missing) = expect.keys().next() {
-        return Err(error(&expect_path, format!("lists {missing:?}, which does not exist")));
+        return Err(error(
+            &expect_path,
+            format!("lists {missing:?}, which does not exist"),
+        ));
     }
     Ok(out)
 }
 
-fn fixture(path: &Path, kind: FixtureKind, expect: Expect, default: &Request) -> Result<Fixture, CorpusError> {
+fn fixture(
+    path: &Path,
+    kind: FixtureKind,
+    expect: Expect,
+    default: &Request,
+) -> Result<Fixture, CorpusError> {
     let bytes = std::fs::read(path).map_err(|e| error(path, e))?;
     let name = path
         .file_name()

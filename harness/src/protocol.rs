@@ -57,7 +57,11 @@ pub struct ServeStats {
 /// # Errors
 ///
 /// Only I/O errors on `input` or `output`.
-pub fn serve<R: BufRead, W: Write>(guard: &Guard, mut input: R, output: W) -> io::Result<ServeStats> {
+pub fn serve<R: BufRead, W: Write>(
+    guard: &Guard,
+    mut input: R,
+    output: W,
+) -> io::Result<ServeStats> {
     let mut output = io::BufWriter::new(output);
     let mut stats = ServeStats::default();
     let mut line = Vec::new();
@@ -128,10 +132,11 @@ fn read_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> io::Result<(usize
 type LineError = (Option<String>, String);
 
 fn answer(guard: &Guard, line: &[u8]) -> Result<AnswerLine, LineError> {
-    let value: Value = serde_json::from_slice(line).map_err(|e| (None, format!("not JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| (None, format!("not JSON: {e}")))?;
     let case_id = value.get("case").and_then(Value::as_str).map(str::to_owned);
-    let case: CaseLine =
-        serde_json::from_value(value).map_err(|e| (case_id.clone(), format!("not a case line: {e}")))?;
+    let case: CaseLine = serde_json::from_value(value)
+        .map_err(|e| (case_id.clone(), format!("not a case line: {e}")))?;
     let admission = match (&case.response_b64, case.transport_error) {
         (Some(b64), None) => {
             let body = base64::engine::general_purpose::STANDARD
@@ -159,7 +164,13 @@ mod tests {
     use airlock_guard::Contract;
 
     fn guard() -> Guard {
-        Guard::new(Contract::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas/review_status")).unwrap())
+        Guard::new(
+            Contract::load(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../schemas/review_status"
+            ))
+            .unwrap(),
+        )
     }
 
     #[test]
@@ -173,7 +184,13 @@ mod tests {
         );
         let mut out = Vec::new();
         let stats = serve(&guard(), input.as_bytes(), &mut out).unwrap();
-        assert_eq!(stats, ServeStats { answered: 2, malformed: 1 });
+        assert_eq!(
+            stats,
+            ServeStats {
+                answered: 2,
+                malformed: 1
+            }
+        );
         let lines: Vec<Value> = out
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())

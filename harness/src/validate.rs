@@ -1,7 +1,10 @@
 //! `airlock validate`: strict parse and schema (format asserted) on standalone files, one
 //! verdict per instance.
 
-use airlock_guard::{load_schema_file, parse, read_limited, CompiledSchema, ContractError, Diagnostic, ReadError, Stage};
+use airlock_guard::{
+    load_schema_file, parse, read_limited, CompiledSchema, ContractError, Diagnostic, ReadError,
+    Stage,
+};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -96,9 +99,12 @@ impl Validation {
         let value = match parse(bytes, self.max_depth) {
             Ok(value) => value,
             Err(e) => {
-                return InstanceVerdict::Invalid(
-                    Diagnostic::new(Stage::Parse, e.keyword(), e.to_string(), e.masked_message()),
-                )
+                return InstanceVerdict::Invalid(Diagnostic::new(
+                    Stage::Parse,
+                    e.keyword(),
+                    e.to_string(),
+                    e.masked_message(),
+                ))
             }
         };
         match self.schema.validate(&value) {

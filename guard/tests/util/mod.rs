@@ -11,7 +11,12 @@ pub fn root() -> PathBuf {
 }
 
 /// The shipped example contracts.
-pub const TOOLS: [&str; 4] = ["review_status", "job_run_status", "deploy_status", "identity_lookup"];
+pub const TOOLS: [&str; 4] = [
+    "review_status",
+    "job_run_status",
+    "deploy_status",
+    "identity_lookup",
+];
 
 /// A shipped contract.
 pub fn contract(tool: &str) -> Contract {
@@ -21,7 +26,12 @@ pub fn contract(tool: &str) -> Contract {
 /// A guard and the default request of every shipped contract, loaded once.
 pub fn guards() -> &'static [(Guard, Request)] {
     static GUARDS: std::sync::OnceLock<Vec<(Guard, Request)>> = std::sync::OnceLock::new();
-    GUARDS.get_or_init(|| TOOLS.iter().map(|t| (Guard::new(contract(t)), request(t))).collect())
+    GUARDS.get_or_init(|| {
+        TOOLS
+            .iter()
+            .map(|t| (Guard::new(contract(t)), request(t)))
+            .collect()
+    })
 }
 
 /// The default request of a shipped contract.
@@ -38,7 +48,8 @@ pub fn accepted_successes(tool: &str) -> Vec<(String, Vec<u8>)> {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let override_file = path.with_file_name(name.replace(".json", ".request.json"));
-        if name.ends_with(".request.json") || !name.starts_with("success") || override_file.exists() {
+        if name.ends_with(".request.json") || !name.starts_with("success") || override_file.exists()
+        {
             continue;
         }
         out.push((name, std::fs::read(&path).unwrap()));
@@ -62,6 +73,9 @@ pub fn testsuites(name: &str) -> Option<PathBuf> {
         "{} is required (AIRLOCK_REQUIRE_TESTSUITES is set) but absent",
         dir.display()
     );
-    eprintln!("skipping: {} not found (set AIRLOCK_TESTSUITES to its folder)", dir.display());
+    eprintln!(
+        "skipping: {} not found (set AIRLOCK_TESTSUITES to its folder)",
+        dir.display()
+    );
     None
 }

@@ -64,7 +64,8 @@ fn request_for(args: &AdmitArgs, contract: &Contract) -> Result<Request> {
     if args.response != "-" {
         let response = Path::new(&args.response);
         let name = response.file_name().unwrap_or_default().to_string_lossy();
-        let beside = response.with_file_name(format!("{}.request.json", name.trim_end_matches(".json")));
+        let beside =
+            response.with_file_name(format!("{}.request.json", name.trim_end_matches(".json")));
         if beside.is_file() {
             return Ok(read_request(&beside)?);
         }

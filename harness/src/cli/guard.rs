@@ -22,7 +22,10 @@ pub fn run(args: GuardArgs) -> Result<Exit> {
     let stats = serve(&guard, std::io::stdin().lock(), std::io::stdout().lock())
         .context("serving the exec protocol")?;
     if stats.malformed > 0 {
-        eprintln!("airlock guard: {} malformed line(s) answered with an error", stats.malformed);
+        eprintln!(
+            "airlock guard: {} malformed line(s) answered with an error",
+            stats.malformed
+        );
     }
     Ok(Exit::Success)
 }

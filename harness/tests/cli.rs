@@ -1,0 +1,295 @@
+//! The `airlock` binary end to end: `admit`, `validate`, `guard`, and their exit codes.
+
+use airlock_guard::Request;
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::util::{airlock, load, root, TOOLS};
+
+const FIXED: &str = r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#;
+
+#[test]
+fn admit_prints_the_agent_value_and_exits_0_for_an_accepted_fixture() {
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/review_status",
+            "corpora/review_status/accepted/success_approved_compact.json",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let agent: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(agent["outcome"], "success");
+    assert_eq!(agent["data"]["decision"], "approved");
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn admit_prints_the_fixed_failure_and_the_diagnostic_and_exits_1_for_a_near_miss() {
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/review_status",
+            "corpora/review_status/near_miss/extra_property_admin_override_with_instructions.json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), FIXED);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("additionalProperties at /data"), "{stderr}");
+}
+
+#[test]
+fn admit_reads_stdin_and_uses_the_override_request_beside_a_fixture() {
+    let body =
+        std::fs::read(root().join("corpora/review_status/accepted/success_approved_compact.json"))
+            .unwrap();
+    let out = airlock(
+        &["admit", "--contract", "schemas/review_status", "-"],
+        &body,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/review_status",
+            "corpora/review_status/accepted/success_approved_other_change.json",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the fixture's own request.json was not used"
+    );
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/review_status",
+            "--request",
+            "corpora/review_status/request.json",
+            "corpora/review_status/accepted/success_approved_other_change.json",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "--request must win over the override"
+    );
+}
+
+#[test]
+fn admit_with_audit_prints_the_audit_record() {
+    let out = airlock(
+        &[
+            "admit",
+            "--audit",
+            "--contract",
+            "schemas/deploy_status",
+            "corpora/deploy_status/near_miss/html_502_bad_gateway.json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let record: Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(record["stage"], "parse");
+    assert_eq!(record["diagnostic"]["byte_offset"], 0);
+}
+
+#[test]
+fn admit_usage_and_contract_errors_exit_2() {
+    assert_eq!(
+        airlock(&["admit", "--contract", "schemas/nope", "x.json"], b"")
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        airlock(
+            &[
+                "admit",
+                "--contract",
+                "schemas/review_status",
+                "no/such/file.json"
+            ],
+            b""
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(airlock(&["admit"], b"").status.code(), Some(2));
+    assert_eq!(airlock(&["frobnicate"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn validate_reports_each_instance_and_exits_by_the_worst() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("true.json");
+    std::fs::write(&schema, "true").unwrap();
+    let good = dir.path().join("good.json");
+    std::fs::write(&good, r#"{"a": [1, 2]}"#).unwrap();
+    let dup = dir.path().join("dup.json");
+    std::fs::write(&dup, r#"{"a": 1, "a": 2}"#).unwrap();
+    let s = schema.to_str().unwrap();
+    let out = airlock(&["validate", "--schema", s, good.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{}: valid\n", good.display())
+    );
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            s,
+            good.to_str().unwrap(),
+            dup.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "{}: invalid: parse: duplicate_member",
+            dup.display()
+        )),
+        "{stdout}"
+    );
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            s,
+            "--max-depth",
+            "1",
+            good.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            s,
+            "--max-bytes",
+            "5",
+            good.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("invalid: limits: max_bytes"));
+    let missing = dir.path().join("missing.json");
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            s,
+            good.to_str().unwrap(),
+            missing.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn validate_uses_format_assertion_and_reports_the_schema_stage() {
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            "schemas/job_run_status/v1.schema.json",
+            "corpora/job_run_status/accepted/success_running_compact.json",
+            "corpora/job_run_status/near_miss/observed_at_without_offset.json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<_> = stdout.lines().collect();
+    assert!(lines[0].ends_with(": valid"), "{stdout}");
+    assert!(
+        lines[1].contains(": invalid: schema: oneOf") && lines[1].contains("format"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn validate_with_a_broken_schema_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("s.json");
+    std::fs::write(&schema, r#"{"type": "strin"}"#).unwrap();
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            schema.to_str().unwrap(),
+            schema.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("invalid schema"));
+}
+
+#[test]
+fn guard_serves_the_exec_protocol_with_the_same_verdicts_as_the_library() {
+    for tool in TOOLS {
+        let (guard, corpus) = load(tool);
+        let mut input = String::new();
+        let mut expected = Vec::new();
+        for (i, fixture) in corpus.fixtures.iter().enumerate() {
+            let mut request: Request = fixture.request.clone();
+            request.tool = Some(tool.to_owned());
+            let line = serde_json::json!({
+                "case": format!("c-{i:06}"),
+                "request": request,
+                "response_b64": base64::engine::general_purpose::STANDARD.encode(&fixture.bytes),
+            });
+            input.push_str(&line.to_string());
+            input.push('\n');
+            expected.push(guard.admit(&request, &fixture.bytes).agent().to_json());
+        }
+        input.push_str(&format!(
+            "{{\"case\":\"t\",\"request\":{},\"transport_error\":\"unreachable\"}}\n",
+            serde_json::to_string(&corpus.request).unwrap()
+        ));
+        let contract = format!("schemas/{tool}");
+        let out = airlock(&["guard", "--contract", &contract], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        let answers: Vec<Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(answers.len(), expected.len() + 1);
+        for (i, (answer, expected)) in answers.iter().zip(&expected).enumerate() {
+            assert_eq!(answer["case"], format!("c-{i:06}"));
+            assert_eq!(&answer["agent"], expected, "{tool} case {i}");
+        }
+        assert_eq!(
+            answers.last().unwrap()["agent"]["error"]["code"],
+            "UPSTREAM_UNAVAILABLE"
+        );
+    }
+}

@@ -1,0 +1,6 @@
+//! Integration tests of airlock-harness and the `airlock` binary: one binary, a module
+//! per area.
+
+mod cli;
+mod fixtures;
+mod util;

@@ -1,0 +1,48 @@
+//! Helpers shared by the harness's integration tests.
+
+use airlock_guard::{Contract, Guard};
+use airlock_harness::corpus::{corpus_dir, Corpus};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The shipped example contracts.
+pub const TOOLS: [&str; 4] = [
+    "review_status",
+    "job_run_status",
+    "deploy_status",
+    "identity_lookup",
+];
+
+/// A shipped contract's folder.
+pub fn contract_dir(tool: &str) -> PathBuf {
+    root().join("schemas").join(tool)
+}
+
+/// A shipped contract's guard and corpus.
+pub fn load(tool: &str) -> (Guard, Corpus) {
+    let contract = Contract::load(contract_dir(tool)).unwrap();
+    let corpus = Corpus::load(&corpus_dir(&contract).unwrap()).unwrap();
+    (Guard::new(contract), corpus)
+}
+
+/// Run `airlock` with `args`, feeding `stdin`.
+pub fn airlock(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
