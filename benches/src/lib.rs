@@ -1,1 +1,69 @@
-//! Benchmarks live in benches/.
+//! Shared pieces of Airlock's criterion benchmarks: the bench-only contracts and bodies.
+
+use airlock_guard::{Contract, Request};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A bench-only contract from `benches/contracts/`.
+///
+/// # Panics
+///
+/// When the contract does not load (a broken checkout).
+pub fn bench_contract(tool: &str) -> Contract {
+    Contract::load(root().join("benches/contracts").join(tool)).expect("bench contract loads")
+}
+
+/// A shipped contract from `schemas/`.
+///
+/// # Panics
+///
+/// When the contract does not load.
+pub fn shipped_contract(tool: &str) -> Contract {
+    Contract::load(root().join("schemas").join(tool)).expect("shipped contract loads")
+}
+
+/// The request every bulk body answers.
+///
+/// # Panics
+///
+/// Never (the literal is valid).
+pub fn bulk_request() -> Request {
+    Request::new(
+        "req.BenchRun1",
+        "2026-12-02T10:00:00Z".parse().expect("valid time"),
+    )
+    .param("batch_id", "batch_bench")
+}
+
+/// A valid `bulk_status`-shaped body of at most `max_len` bytes (as many items as fit).
+pub fn bulk_body(tool: &str, max_len: usize) -> Vec<u8> {
+    let head = format!(
+        r#"{{"tool":"{tool}","request_id":"req.BenchRun1","outcome":"success","data":{{"batch_id":"batch_bench","total":"#
+    );
+    let mut items = String::new();
+    let mut count = 0;
+    loop {
+        let mut item = String::new();
+        let sep = if count == 0 { "" } else { "," };
+        let state = ["queued", "running", "done", "failed"][count % 4];
+        let _ = write!(
+            item,
+            r#"{sep}{{"id":"item_{count}","state":"{state}","score":0.{:03},"observed_at":"2026-12-02T09:{:02}:{:02}Z"}}"#,
+            count % 1000,
+            count % 60,
+            (count * 7) % 60
+        );
+        let total = format!("{count}");
+        if head.len() + total.len() + 10 + items.len() + item.len() + 3 > max_len {
+            break;
+        }
+        items.push_str(&item);
+        count += 1;
+    }
+    format!(r#"{head}{count},"items":[{items}]}}}}"#).into_bytes()
+}

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// A stage of the pipeline, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -225,14 +226,14 @@ pub struct AdapterInfo {
 /// The record of one judgement, for the operator's log. Serialises as one JSON line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuditRecord {
-    pub(crate) tool: String,
+    pub(crate) tool: Arc<str>,
     pub(crate) contract_version: u32,
-    pub(crate) schema_sha256: String,
+    pub(crate) schema_sha256: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) adapter: Option<AdapterInfo>,
+    pub(crate) adapter: Option<Arc<AdapterInfo>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) endpoint: Option<String>,
-    pub(crate) request_id: String,
+    pub(crate) endpoint: Option<Arc<str>>,
+    pub(crate) request_id: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) attempt: Option<u32>,
     pub(crate) stage: Stage,
@@ -240,7 +241,7 @@ pub struct AuditRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) diagnostic: Option<Diagnostic>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) raw_sha256: Option<String>,
+    pub(crate) raw_sha256: Option<Sha256Digest>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) raw_len: Option<u64>,
 }
@@ -260,7 +261,7 @@ impl AuditRecord {
     }
     /// The adapter, as the caller declared it.
     pub fn adapter(&self) -> Option<&AdapterInfo> {
-        self.adapter.as_ref()
+        self.adapter.as_deref()
     }
     /// The endpoint, as the caller declared it.
     pub fn endpoint(&self) -> Option<&str> {
@@ -287,8 +288,8 @@ impl AuditRecord {
         self.diagnostic.as_ref()
     }
     /// SHA-256 (hex) of the raw bytes read (absent on a transport failure).
-    pub fn raw_sha256(&self) -> Option<&str> {
-        self.raw_sha256.as_deref()
+    pub fn raw_sha256(&self) -> Option<Sha256Digest> {
+        self.raw_sha256
     }
     /// Number of raw bytes read; for an over-size body, the bytes read before stopping.
     pub fn raw_len(&self) -> Option<u64> {
@@ -303,14 +304,53 @@ impl AuditRecord {
     }
 }
 
+/// A SHA-256 digest; displays and serialises as lower-case hex.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sha256Digest([u8; 32]);
+
+impl Sha256Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        use sha2::{Digest, Sha256};
+        Self(Sha256::digest(bytes).into())
+    }
+
+    /// The 32 bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Sha256Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Sha256Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sha256Digest({self})")
+    }
+}
+
+impl Serialize for Sha256Digest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for b in digest {
-        use std::fmt::Write;
-        let _ = write!(out, "{b:02x}");
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::audit::{sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Stage, Verdict};
+use crate::audit::{AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Verdict};
 use crate::binding::bind;
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
@@ -45,8 +45,10 @@ use crate::retry::TransportError;
 #[derive(Clone)]
 pub struct Guard {
     contract: Contract,
-    adapter: Option<AdapterInfo>,
-    endpoint: Option<String>,
+    tool: Arc<str>,
+    schema_sha256: Arc<str>,
+    adapter: Option<Arc<AdapterInfo>>,
+    endpoint: Option<Arc<str>>,
     custom: Vec<Arc<dyn CustomCheck>>,
 }
 
@@ -71,17 +73,17 @@ impl GuardBuilder {
     /// Name and version of the adapter, recorded in every audit record (default: none).
     #[must_use]
     pub fn adapter(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.guard.adapter = Some(AdapterInfo {
+        self.guard.adapter = Some(Arc::new(AdapterInfo {
             name: name.into(),
             version: version.into(),
-        });
+        }));
         self
     }
 
     /// The upstream endpoint, recorded in every audit record (default: none).
     #[must_use]
     pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
-        self.guard.endpoint = Some(endpoint.into());
+        self.guard.endpoint = Some(Arc::from(endpoint.into()));
         self
     }
 
@@ -140,6 +142,8 @@ impl Guard {
     /// A guard for `contract` with no adapter identity and no custom checks.
     pub fn new(contract: Contract) -> Self {
         Self {
+            tool: Arc::from(contract.tool()),
+            schema_sha256: Arc::from(contract.schema().sha256()),
             contract,
             adapter: None,
             endpoint: None,
@@ -161,13 +165,15 @@ impl Guard {
 
     /// Judge a raw response body to `request`.
     pub fn admit(&self, request: &Request, body: &[u8]) -> Admission {
-        let mut audit = self.record(request, Stage::Limits);
-        audit.raw_sha256 = Some(sha256_hex(body));
-        audit.raw_len = Some(body.len() as u64);
         let max_bytes = self.contract.limits().max_bytes;
         if body.len() as u64 > max_bytes {
-            return self.reject(request, audit, too_large(max_bytes));
+            // Judged on the bytes a reader would have taken: the limit plus one.
+            let read = usize::try_from(max_bytes + 1).unwrap_or(usize::MAX);
+            return self.too_large(request, &body[..read]);
         }
+        let mut audit = self.record(request, Stage::Limits);
+        audit.raw_sha256 = Some(Sha256Digest::of(body));
+        audit.raw_len = Some(body.len() as u64);
         self.judge(request, body, audit)
     }
 
@@ -177,11 +183,7 @@ impl Guard {
         let max_bytes = self.contract.limits().max_bytes;
         match read_limited(reader, max_bytes) {
             Ok(body) => self.admit(request, &body),
-            Err(ReadError::TooLarge { .. }) => {
-                let mut audit = self.record(request, Stage::Limits);
-                audit.raw_len = Some(max_bytes + 1);
-                self.reject(request, audit, too_large(max_bytes))
-            }
+            Err(ReadError::TooLarge { read }) => self.too_large(request, &read),
             Err(ReadError::Io(error)) => {
                 self.admit_transport_error(request, TransportError::from_io(&error))
             }
@@ -202,19 +204,31 @@ impl Guard {
         let code = ErrorCode::UpstreamUnavailable;
         let retryable = self.contract.retry().is_retryable(code);
         Admission {
-            agent: AgentValue::failure(self.contract.tool(), &request.request_id, code, retryable),
+            agent: AgentValue::failure(&self.tool, &audit.request_id, code, retryable),
             audit,
         }
     }
 
+    /// Reject an over-size body; the audit digests the `max_bytes + 1` bytes read.
+    fn too_large(&self, request: &Request, read: &[u8]) -> Admission {
+        let max_bytes = self.contract.limits().max_bytes;
+        let mut audit = self.record(request, Stage::Limits);
+        audit.raw_sha256 = Some(Sha256Digest::of(read));
+        audit.raw_len = Some(read.len() as u64);
+        let message = format!("body exceeds max_bytes = {max_bytes}");
+        let diagnostic = Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message)
+            .with_byte_offset(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+        self.reject(audit, diagnostic)
+    }
+
     fn record(&self, request: &Request, stage: Stage) -> AuditRecord {
         AuditRecord {
-            tool: self.contract.tool().to_owned(),
+            tool: Arc::clone(&self.tool),
             contract_version: self.contract.version(),
-            schema_sha256: self.contract.schema().sha256().to_owned(),
+            schema_sha256: Arc::clone(&self.schema_sha256),
             adapter: self.adapter.clone(),
             endpoint: self.endpoint.clone(),
-            request_id: request.request_id.clone(),
+            request_id: Arc::from(request.request_id.as_str()),
             attempt: None,
             stage,
             verdict: Verdict::Rejected,
@@ -224,24 +238,24 @@ impl Guard {
         }
     }
 
-    fn reject(
-        &self,
-        request: &Request,
-        mut audit: AuditRecord,
-        diagnostic: Diagnostic,
-    ) -> Admission {
+    fn reject(&self, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
         audit.stage = diagnostic.stage();
         audit.verdict = Verdict::Rejected;
         audit.diagnostic = Some(diagnostic);
         Admission {
-            agent: AgentValue::invalid_response(self.contract.tool(), &request.request_id),
+            agent: AgentValue::failure(
+                &self.tool,
+                &audit.request_id,
+                ErrorCode::InvalidResponse,
+                false,
+            ),
             audit,
         }
     }
 
     /// Stages 2 to 6 on a body already within the byte limit.
     fn judge(&self, request: &Request, body: &[u8], audit: AuditRecord) -> Admission {
-        match self.evaluate(request, body) {
+        match self.evaluate(request, &audit.request_id, body) {
             Ok((agent, verdict)) => Admission {
                 agent,
                 audit: AuditRecord {
@@ -250,13 +264,14 @@ impl Guard {
                     ..audit
                 },
             },
-            Err(diagnostic) => self.reject(request, audit, diagnostic),
+            Err(diagnostic) => self.reject(audit, diagnostic),
         }
     }
 
     fn evaluate(
         &self,
         request: &Request,
+        request_id: &Arc<str>,
         body: &[u8],
     ) -> Result<(AgentValue, Verdict), Diagnostic> {
         let contract = &self.contract;
@@ -289,21 +304,23 @@ impl Guard {
                 .check(request, &value)
                 .map_err(|f| f.into_diagnostic(check.name()))?;
         }
-        self.project(request, &value)
+        self.project(request_id, value)
     }
 
     /// Stage 6: the agent value of an admitted envelope.
     fn project(
         &self,
-        request: &Request,
-        value: &Value,
+        request_id: &Arc<str>,
+        mut value: Value,
     ) -> Result<(AgentValue, Verdict), Diagnostic> {
-        let tool = self.contract.tool();
+        let tool = &self.tool;
         match value.get("outcome").and_then(Value::as_str) {
             Some("success") => {
-                let data = project(value, self.contract.agent_fields());
+                // The validated value is ours and about to be dropped: move the agent
+                // fields out of it rather than copy them.
+                let data = project(&mut value, self.contract.agent_fields());
                 Ok((
-                    AgentValue::success(tool, &request.request_id, data),
+                    AgentValue::success(tool, request_id, data),
                     Verdict::Admitted,
                 ))
             }
@@ -327,7 +344,7 @@ impl Guard {
                     })?;
                 let retryable = self.contract.retry().is_retryable(code);
                 Ok((
-                    AgentValue::failure(tool, &request.request_id, code, retryable),
+                    AgentValue::failure(tool, request_id, code, retryable),
                     Verdict::UpstreamFailure,
                 ))
             }
@@ -340,10 +357,4 @@ impl Guard {
             .with_instance_path("/outcome")),
         }
     }
-}
-
-fn too_large(max_bytes: u64) -> Diagnostic {
-    let message = format!("body exceeds max_bytes = {max_bytes}");
-    Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message)
-        .with_byte_offset(usize::try_from(max_bytes).unwrap_or(usize::MAX))
 }

@@ -56,7 +56,9 @@ mod request;
 mod retry;
 mod schema;
 
-pub use audit::{sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Stage, Verdict};
+pub use audit::{
+    sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Sha256Digest, Stage, Verdict,
+};
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
 pub use contract::{load_schema_file, Contract, ContractBuilder, ContractError, MANIFEST};
 pub use guard::{Admission, Guard, GuardBuilder};

@@ -28,8 +28,8 @@ impl Default for Limits {
 pub enum ReadError {
     /// More than `max_bytes` were offered; reading stopped one byte past the limit.
     TooLarge {
-        /// The configured limit.
-        max_bytes: u64,
+        /// The `max_bytes + 1` bytes read before stopping (for the audit digest).
+        read: Vec<u8>,
     },
     /// The reader failed: a transport failure, not a property of the body.
     Io(io::Error),
@@ -48,7 +48,7 @@ pub fn read_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Vec<u8>, ReadE
         .read_to_end(&mut body)
         .map_err(ReadError::Io)?;
     if body.len() as u64 > max_bytes {
-        return Err(ReadError::TooLarge { max_bytes });
+        return Err(ReadError::TooLarge { read: body });
     }
     Ok(body)
 }
@@ -80,7 +80,7 @@ mod tests {
     fn one_byte_past_the_limit_is_rejected() {
         assert!(matches!(
             read_limited(&b"[1,2] "[..], 5),
-            Err(ReadError::TooLarge { max_bytes: 5 })
+            Err(ReadError::TooLarge { read }) if read == b"[1,2] "
         ));
     }
 

@@ -160,7 +160,60 @@ impl std::error::Error for ParseError {}
 /// The containers still open while parsing.
 enum Frame {
     Array(Vec<Value>),
-    Object(Map<String, Value>, String),
+    Object(Members),
+}
+
+/// The members of an open object, in order, with the name whose value is being parsed.
+/// Kept as a vector (one hash per name when the object closes, as serde_json does);
+/// duplicates are found by a scan while small and through a set of name hashes past
+/// [`Members::SCAN`] members.
+struct Members {
+    done: Vec<(String, Value)>,
+    pending: String,
+    hashes: Option<std::collections::HashSet<u64>>,
+}
+
+impl Members {
+    const SCAN: usize = 16;
+
+    fn new(done: Vec<(String, Value)>) -> Self {
+        Self {
+            done,
+            pending: String::new(),
+            hashes: None,
+        }
+    }
+
+    fn contains(&mut self, name: &str) -> bool {
+        if self.done.len() < Self::SCAN {
+            return self.done.iter().any(|(k, _)| k == name);
+        }
+        let hashes = self
+            .hashes
+            .get_or_insert_with(|| self.done.iter().map(|(k, _)| fnv1a(k)).collect());
+        // A hash hit is confirmed by a scan, so collisions cost time, never correctness.
+        hashes.contains(&fnv1a(name)) && self.done.iter().any(|(k, _)| k == name)
+    }
+
+    fn push(&mut self, value: Value) {
+        let name = std::mem::take(&mut self.pending);
+        if let Some(hashes) = &mut self.hashes {
+            hashes.insert(fnv1a(&name));
+        }
+        self.done.push((name, value));
+    }
+
+    /// The object, and the emptied vector for reuse.
+    fn finish(mut self) -> (Value, Vec<(String, Value)>) {
+        let map = self.done.drain(..).collect::<Map<String, Value>>();
+        (Value::Object(map), self.done)
+    }
+}
+
+fn fnv1a(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep.
@@ -177,6 +230,7 @@ pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
         pos: 0,
         max_depth,
         scratch: String::new(),
+        spare: Vec::new(),
     }
     .document()
 }
@@ -186,6 +240,8 @@ struct Parser<'a> {
     pos: usize,
     max_depth: usize,
     scratch: String,
+    /// Emptied member vectors of closed objects, reused for the next object.
+    spare: Vec<Vec<(String, Value)>>,
 }
 
 impl Parser<'_> {
@@ -223,9 +279,9 @@ impl Parser<'_> {
                         self.pos += 1;
                         Value::Object(Map::new())
                     } else {
-                        let map = Map::new();
-                        let key = self.member_name(&map)?;
-                        stack.push(Frame::Object(map, key));
+                        let mut members = Members::new(self.spare.pop().unwrap_or_default());
+                        members.pending = self.member_name(&mut members)?;
+                        stack.push(Frame::Object(members));
                         continue 'value;
                     }
                 }
@@ -280,22 +336,24 @@ impl Parser<'_> {
                             other => return self.unexpected(other),
                         }
                     }
-                    Some(Frame::Object(map, key)) => {
-                        map.insert(std::mem::take(key), value);
+                    Some(Frame::Object(members)) => {
+                        members.push(value);
                         self.skip_ws();
                         match self.peek() {
                             Some(b',') => {
                                 self.pos += 1;
                                 self.skip_ws();
-                                *key = self.member_name(map)?;
+                                members.pending = self.member_name(members)?;
                                 continue 'value;
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let Some(Frame::Object(map, _)) = stack.pop() else {
+                                let Some(Frame::Object(members)) = stack.pop() else {
                                     unreachable!("the top frame was just matched as an object")
                                 };
-                                value = Value::Object(map);
+                                let (object, spare) = members.finish();
+                                self.spare.push(spare);
+                                value = object;
                             }
                             other => return self.unexpected(other),
                         }
@@ -329,7 +387,7 @@ impl Parser<'_> {
 
     /// A member name and its colon; a name already in `map` is rejected here, before its
     /// value is read.
-    fn member_name(&mut self, map: &Map<String, Value>) -> Result<String, ParseError> {
+    fn member_name(&mut self, members: &mut Members) -> Result<String, ParseError> {
         let start = self.pos;
         match self.peek() {
             Some(b'"') => {}
@@ -337,7 +395,7 @@ impl Parser<'_> {
             other => return self.unexpected(other),
         }
         let name = self.string()?;
-        if map.contains_key(&name) {
+        if members.contains(&name) {
             return self.err(ParseErrorKind::DuplicateMember(name), start);
         }
         self.skip_ws();
@@ -371,6 +429,23 @@ impl Parser<'_> {
     fn string(&mut self) -> Result<String, ParseError> {
         self.pos += 1;
         self.scratch.clear();
+        // Fast path: no escape before the closing quote.
+        let start = self.pos;
+        let plain = self.bytes[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        if let Some(len) = plain {
+            if self.bytes[start + len] == b'"' {
+                let run = &self.bytes[start..start + len];
+                return match std::str::from_utf8(run) {
+                    Ok(text) => {
+                        self.pos = start + len + 1;
+                        Ok(text.to_owned())
+                    }
+                    Err(e) => self.err(ParseErrorKind::InvalidUtf8, start + e.valid_up_to()),
+                };
+            }
+        }
         loop {
             let run_start = self.pos;
             while let Some(&b) = self.bytes.get(self.pos) {

@@ -86,6 +86,26 @@ impl Pointer {
     }
 }
 
+impl Pointer {
+    /// The value this pointer names in `value`, mutably.
+    pub(crate) fn resolve_mut<'v>(&self, value: &'v mut Value) -> Option<&'v mut Value> {
+        let mut at = value;
+        for token in &self.tokens {
+            at = match at {
+                Value::Object(map) => map.get_mut(token)?,
+                Value::Array(items) => {
+                    if token.len() > 1 && token.starts_with('0') {
+                        return None;
+                    }
+                    items.get_mut(token.parse::<usize>().ok()?)?
+                }
+                _ => return None,
+            };
+        }
+        Some(at)
+    }
+}
+
 impl fmt::Display for Pointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::pointer::Pointer;
 
@@ -61,8 +62,8 @@ impl fmt::Display for ErrorCode {
 /// the response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentValue {
-    tool: String,
-    request_id: String,
+    tool: Arc<str>,
+    request_id: Arc<str>,
     body: Body,
 }
 
@@ -75,21 +76,35 @@ enum Body {
 impl AgentValue {
     /// The fixed failure every rejection produces: `INVALID_RESPONSE`, not retryable.
     pub fn invalid_response(tool: &str, request_id: &str) -> Self {
-        Self::failure(tool, request_id, ErrorCode::InvalidResponse, false)
+        Self::failure(
+            &Arc::from(tool),
+            &Arc::from(request_id),
+            ErrorCode::InvalidResponse,
+            false,
+        )
     }
 
-    pub(crate) fn failure(tool: &str, request_id: &str, code: ErrorCode, retryable: bool) -> Self {
+    pub(crate) fn failure(
+        tool: &Arc<str>,
+        request_id: &Arc<str>,
+        code: ErrorCode,
+        retryable: bool,
+    ) -> Self {
         Self {
-            tool: tool.to_owned(),
-            request_id: request_id.to_owned(),
+            tool: Arc::clone(tool),
+            request_id: Arc::clone(request_id),
             body: Body::Failure { code, retryable },
         }
     }
 
-    pub(crate) fn success(tool: &str, request_id: &str, data: Map<String, Value>) -> Self {
+    pub(crate) fn success(
+        tool: &Arc<str>,
+        request_id: &Arc<str>,
+        data: Map<String, Value>,
+    ) -> Self {
         Self {
-            tool: tool.to_owned(),
-            request_id: request_id.to_owned(),
+            tool: Arc::clone(tool),
+            request_id: Arc::clone(request_id),
             body: Body::Success(data),
         }
     }
@@ -128,8 +143,11 @@ impl AgentValue {
     /// The value as JSON, members in the documented order.
     pub fn to_json(&self) -> Value {
         let mut out = Map::new();
-        out.insert("tool".into(), Value::String(self.tool.clone()));
-        out.insert("request_id".into(), Value::String(self.request_id.clone()));
+        out.insert("tool".into(), Value::String(self.tool.to_string()));
+        out.insert(
+            "request_id".into(),
+            Value::String(self.request_id.to_string()),
+        );
         match &self.body {
             Body::Success(data) => {
                 out.insert("outcome".into(), "success".into());
@@ -184,7 +202,11 @@ impl AgentValue {
                     "agent value",
                 )?;
                 let data = obj["data"].as_object().ok_or("`data` is not an object")?;
-                Ok(Self::success(&tool, &request_id, data.clone()))
+                Ok(Self::success(
+                    &Arc::from(tool),
+                    &Arc::from(request_id),
+                    data.clone(),
+                ))
             }
             "failure" => {
                 expect_keys(
@@ -201,7 +223,12 @@ impl AgentValue {
                 let retryable = error["retryable"]
                     .as_bool()
                     .ok_or("`error.retryable` is not a boolean")?;
-                Ok(Self::failure(&tool, &request_id, code, retryable))
+                Ok(Self::failure(
+                    &Arc::from(tool),
+                    &Arc::from(request_id),
+                    code,
+                    retryable,
+                ))
             }
             _ => Err("`outcome` is neither \"success\" nor \"failure\"".into()),
         }
@@ -214,15 +241,16 @@ impl Serialize for AgentValue {
     }
 }
 
-/// Build the agent `data` object: every agent field present in `response` is copied to
-/// its place below `/data` (the `/data` prefix is dropped). Fields absent from an
-/// admitted response are left out.
-pub(crate) fn project(response: &Value, fields: &[Pointer]) -> Map<String, Value> {
+/// Build the agent `data` object by moving every agent field present in `response` to its
+/// place below `/data` (the `/data` prefix is dropped). Fields absent from an admitted
+/// response are left out. `response` is left with those members nulled.
+pub(crate) fn project(response: &mut Value, fields: &[Pointer]) -> Map<String, Value> {
     let mut data = Map::new();
     for field in fields {
-        let Some(value) = field.resolve(response) else {
+        let Some(value) = field.resolve_mut(response) else {
             continue;
         };
+        let value = value.take();
         let tokens = field.agent_tokens();
         let Some((last, parents)) = tokens.split_last() else {
             continue;
@@ -242,7 +270,7 @@ pub(crate) fn project(response: &Value, fields: &[Pointer]) -> Map<String, Value
             };
             slot = next;
         }
-        slot.insert(last.clone(), value.clone());
+        slot.insert(last.clone(), value);
     }
     data
 }
@@ -263,9 +291,9 @@ mod tests {
 
     #[test]
     fn projection_copies_only_the_agent_fields() {
-        let response = json!({"data": {"a": 1, "b": {"c": 2}, "secret": "x"}, "extra": true});
+        let mut response = json!({"data": {"a": 1, "b": {"c": 2}, "secret": "x"}, "extra": true});
         let fields = ["/data/a", "/data/b/c", "/data/missing"].map(|p| Pointer::parse(p).unwrap());
-        let data = project(&response, &fields);
+        let data = project(&mut response, &fields);
         assert_eq!(Value::Object(data), json!({"a": 1, "b": {"c": 2}}));
     }
 

@@ -235,6 +235,10 @@ impl CompiledSchema {
     ///
     /// The [`Diagnostic`] of the first schema violation.
     pub fn validate(&self, instance: &Value) -> Result<(), Diagnostic> {
+        // The boolean check is the fast path; errors are built only for a rejection.
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
         match self.validator.validate(instance) {
             Ok(()) => Ok(()),
             Err(error) => Err(diagnose(&error)),

@@ -81,7 +81,8 @@ impl Validation {
         let bytes = match read_limited(file, self.max_bytes.unwrap_or(u64::MAX - 1)) {
             Ok(bytes) => bytes,
             Err(ReadError::Io(e)) => return InstanceVerdict::Unreadable(e),
-            Err(ReadError::TooLarge { max_bytes }) => {
+            Err(ReadError::TooLarge { .. }) => {
+                let max_bytes = self.max_bytes.unwrap_or_default();
                 let message = format!("body exceeds max_bytes = {max_bytes}");
                 return InstanceVerdict::Invalid(Diagnostic::new(
                     Stage::Limits,
