@@ -19,7 +19,12 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod adapter;
+pub mod adversary;
+pub mod cases;
+pub mod check;
 pub mod corpus;
 pub mod exit;
 pub mod protocol;
+pub mod report;
 pub mod validate;

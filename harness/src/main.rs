@@ -19,6 +19,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run fixtures and adversarial cases through an adapter, judged against the guard.
+    Check(cli::check::CheckArgs),
     /// Judge one raw response with the guard of a contract.
     Admit(cli::admit::AdmitArgs),
     /// Serve the exec protocol with the guard (a sidecar for adapters in any language).
@@ -30,6 +32,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check(args) => cli::check::run_check(args),
         Command::Admit(args) => cli::admit::run(args),
         Command::Guard(args) => cli::guard::run(args),
         Command::Validate(args) => cli::validate::run(args),

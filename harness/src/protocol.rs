@@ -5,7 +5,7 @@ use airlock_guard::{Guard, Request, TransportError};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 /// Harness → adapter: one case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,7 +46,8 @@ pub struct ServeStats {
     pub malformed: u64,
 }
 
-/// Serve the exec protocol with `guard` until `input` ends: every line gets exactly one
+/// Serve the exec protocol with `guards` (routed by the request's `tool`; with one guard
+/// a request without `tool` goes to it) until `input` ends: every line gets exactly one
 /// answer line, in order. Output is flushed whenever no further input is already
 /// buffered, so a lock-step client never waits and a pipelining one is not slowed.
 ///
@@ -57,11 +58,8 @@ pub struct ServeStats {
 /// # Errors
 ///
 /// Only I/O errors on `input` or `output`.
-pub fn serve<R: BufRead, W: Write>(
-    guard: &Guard,
-    mut input: R,
-    output: W,
-) -> io::Result<ServeStats> {
+pub fn serve<R: Read, W: Write>(guards: &[Guard], input: R, output: W) -> io::Result<ServeStats> {
+    let mut input = io::BufReader::with_capacity(64 * 1024, input);
     let mut output = io::BufWriter::new(output);
     let mut stats = ServeStats::default();
     let mut line = Vec::new();
@@ -75,7 +73,7 @@ pub fn serve<R: BufRead, W: Write>(
             continue;
         }
         let answer = if complete {
-            answer(guard, &line)
+            answer(guards, &line)
         } else {
             Err((None, format!("line longer than {MAX_LINE} bytes")))
         };
@@ -91,7 +89,9 @@ pub fn serve<R: BufRead, W: Write>(
             }
         }
         output.write_all(b"\n")?;
-        if input.fill_buf()?.is_empty() || !has_full_line(input.fill_buf()?) {
+        // Never block on input while an answer sits unflushed: flush unless the next
+        // case line is already buffered.
+        if !has_full_line(input.buffer()) {
             output.flush()?;
         }
     }
@@ -131,12 +131,23 @@ fn read_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> io::Result<(usize
 
 type LineError = (Option<String>, String);
 
-fn answer(guard: &Guard, line: &[u8]) -> Result<AnswerLine, LineError> {
+fn answer(guards: &[Guard], line: &[u8]) -> Result<AnswerLine, LineError> {
     let value: Value =
         serde_json::from_slice(line).map_err(|e| (None, format!("not JSON: {e}")))?;
     let case_id = value.get("case").and_then(Value::as_str).map(str::to_owned);
     let case: CaseLine = serde_json::from_value(value)
         .map_err(|e| (case_id.clone(), format!("not a case line: {e}")))?;
+    let guard = match &case.request.tool {
+        Some(tool) => guards.iter().find(|g| g.contract().tool() == tool),
+        None if guards.len() == 1 => guards.first(),
+        None => None,
+    }
+    .ok_or_else(|| {
+        (
+            case_id.clone(),
+            format!("no contract served for tool {:?}", case.request.tool),
+        )
+    })?;
     let admission = match (&case.response_b64, case.transport_error) {
         (Some(b64), None) => {
             let body = base64::engine::general_purpose::STANDARD
@@ -183,7 +194,7 @@ mod tests {
             "{{\"case\":\"c1\",\"request\":{req},\"response_b64\":\"{b64}\"}}\nnot json\n{{\"case\":\"c3\",\"request\":{req},\"transport_error\":\"timeout\"}}\n"
         );
         let mut out = Vec::new();
-        let stats = serve(&guard(), input.as_bytes(), &mut out).unwrap();
+        let stats = serve(&[guard()], input.as_bytes(), &mut out).unwrap();
         assert_eq!(
             stats,
             ServeStats {

@@ -1,5 +1,6 @@
 //! Arguments of each subcommand, and how each runs. Only this layer prints.
 
 pub mod admit;
+pub mod check;
 pub mod guard;
 pub mod validate;

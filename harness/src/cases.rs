@@ -1,0 +1,249 @@
+//! A case: one request and one upstream outcome (raw bytes or a transport error), with the
+//! class and location of the variant it came from, its stable id, and the canary tokens
+//! planted in it. Helpers build raw JSON that a `Value` cannot hold (duplicates, splices).
+
+use airlock_guard::{Request, TransportError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What the upstream did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Upstream {
+    /// It answered these raw bytes.
+    Body(#[serde(with = "b64")] Vec<u8>),
+    /// The transport failed.
+    Transport(TransportError),
+}
+
+/// What a case is expected to do, as far as its construction says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expectation {
+    /// Must be admitted (an accepted fixture).
+    Admit,
+    /// Must be rejected whatever the schema says (a near-miss fixture, a duplicate, an
+    /// over-size body, a binding mismatch …).
+    Reject,
+    /// A transport failure: `UPSTREAM_UNAVAILABLE`.
+    Transport,
+    /// The reference decides.
+    Reference,
+}
+
+/// One case of a check run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Case {
+    /// Stable id: `class/origin/location…`; with the seed, it reproduces the case.
+    pub id: String,
+    /// The variant class (`fixture`, `extra_property`, `duplicate_member`, …).
+    pub class: String,
+    /// Where the variant was applied: a JSON pointer, `byte:N`, or empty.
+    pub location: String,
+    /// The fixture it was derived from (file name), if any.
+    pub origin: Option<String>,
+    /// The request.
+    pub request: Request,
+    /// The upstream's answer.
+    pub upstream: Upstream,
+    /// Canary tokens planted in the body; none may reach the agent.
+    pub canaries: Vec<String>,
+    /// What construction says the verdict must be.
+    pub expect: Expectation,
+}
+
+mod b64 {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A small deterministic generator (SplitMix64): the same seed gives the same cases on
+/// every platform and every version of every dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed` and a stream name (so streams do not overlap).
+    pub fn new(seed: u64, stream: &str) -> Self {
+        Self(seed ^ fnv1a(stream.as_bytes()))
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// FNV-1a, for stable seeds from names.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A canary token for `(seed, case id, n)`: `zq` and 14 lower-case base-32 characters,
+/// unlikely to occur anywhere by chance, even as an 8-character window.
+pub fn canary(seed: u64, id: &str, n: u32) -> String {
+    const ALPHABET: &[u8; 32] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut rng = Rng::new(seed ^ u64::from(n).wrapping_mul(0x9E37), id);
+    let mut out = String::from("zq");
+    for _ in 0..14 {
+        out.push(char::from(ALPHABET[rng.below(32)]));
+    }
+    out
+}
+
+/// Escape one JSON Pointer reference token.
+pub fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Every object in `value` by JSON pointer, parents first.
+pub fn object_pointers(value: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut |pointer, v| {
+        if v.is_object() {
+            out.push(pointer.to_owned());
+        }
+    });
+    out
+}
+
+/// Every member of every object in `value`: `(object pointer, member name)`.
+pub fn member_pointers(value: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut |pointer, v| {
+        if let Value::Object(map) = v {
+            for key in map.keys() {
+                out.push((pointer.to_owned(), key.clone()));
+            }
+        }
+    });
+    out
+}
+
+fn walk(value: &Value, at: String, f: &mut dyn FnMut(&str, &Value)) {
+    f(&at, value);
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                walk(v, format!("{at}/{}", escape_token(k)), f);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                walk(v, format!("{at}/{i}"), f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The marker a splice replaces; it cannot occur in serialised JSON otherwise.
+const PLACEHOLDER: &str = "\u{0}airlock-splice\u{0}";
+
+/// Serialise `document` with the value at `pointer` replaced by the raw bytes `raw`
+/// (which need not be valid JSON: duplicates, invalid UTF-8, lone surrogates …).
+/// `None` when `pointer` does not exist.
+pub fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
+    let mut doc = document.clone();
+    *doc.pointer_mut(pointer)? = Value::String(PLACEHOLDER.to_owned());
+    let text = serde_json::to_string(&doc).ok()?;
+    let marker = serde_json::to_string(PLACEHOLDER).ok()?;
+    let at = text.find(&marker)?;
+    let mut out = Vec::with_capacity(text.len() + raw.len());
+    out.extend_from_slice(&text.as_bytes()[..at]);
+    out.extend_from_slice(raw);
+    out.extend_from_slice(&text.as_bytes()[at + marker.len()..]);
+    Some(out)
+}
+
+/// The raw text of `object` with member `name` written twice: `first` then `second`
+/// at the member's position (the original order of the others kept).
+pub fn object_with_duplicate(
+    object: &serde_json::Map<String, Value>,
+    name: &str,
+    first: &Value,
+    second: &Value,
+) -> Vec<u8> {
+    let key = serde_json::to_string(name).unwrap_or_default();
+    let mut out = String::from("{");
+    let mut sep = "";
+    for (k, v) in object {
+        if k == name {
+            out.push_str(&format!("{sep}{key}:{first},{key}:{second}"));
+        } else {
+            out.push_str(&format!(
+                "{sep}{}:{v}",
+                serde_json::to_string(k).unwrap_or_default()
+            ));
+        }
+        sep = ",";
+    }
+    out.push('}');
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn splice_replaces_exactly_the_pointed_value_with_raw_bytes() {
+        let doc = json!({"a": {"b": 1}, "c": "x"});
+        let out = splice(&doc, "/a/b", b"\"\\ud800\"").unwrap();
+        assert_eq!(out, br#"{"a":{"b":"\ud800"},"c":"x"}"#);
+        assert!(splice(&doc, "/nope", b"1").is_none());
+    }
+
+    #[test]
+    fn duplicate_writes_the_member_twice_in_place() {
+        let doc = json!({"x": 1, "approved": false, "y": 2});
+        let out = object_with_duplicate(
+            doc.as_object().unwrap(),
+            "approved",
+            &json!(false),
+            &json!(true),
+        );
+        assert_eq!(out, br#"{"x":1,"approved":false,"approved":true,"y":2}"#);
+    }
+
+    #[test]
+    fn canaries_are_stable_and_distinct() {
+        assert_eq!(canary(1, "a", 0), canary(1, "a", 0));
+        assert_ne!(canary(1, "a", 0), canary(1, "a", 1));
+        assert_ne!(canary(1, "a", 0), canary(2, "a", 0));
+        assert_eq!(canary(1, "a", 0).len(), 16);
+    }
+
+    #[test]
+    fn pointers_cover_every_object_and_member() {
+        let doc = json!({"a": {"b/c": [ {"d": 1} ]}});
+        assert_eq!(object_pointers(&doc), ["", "/a", "/a/b~1c/0"]);
+        assert_eq!(member_pointers(&doc).len(), 3);
+    }
+}

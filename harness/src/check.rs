@@ -1,0 +1,558 @@
+//! `airlock check`: every case of every contract through the adapter under test, judged
+//! against the reference (the guard configured by the same contract). Findings are data;
+//! only a broken contract or corpus is an error.
+
+use airlock_guard::{AgentValue, Contract, ErrorCode, Guard};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::adapter::{Adapter, AdapterFailure};
+use crate::adversary;
+use crate::cases::{Case, Expectation, Upstream};
+use crate::corpus::{corpus_dir, Corpus};
+use crate::report::{ContractReport, Finding, FindingKind, Report};
+
+/// The default number of random cases per contract.
+pub const DEFAULT_RANDOM_CASES: usize = 500;
+
+/// Consecutive crashes or timeouts after which an adapter is given up on for a contract.
+pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+
+/// A contract or corpus that cannot be checked.
+#[derive(Debug)]
+pub struct CheckError {
+    /// The folder or file at fault.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+/// A contract with its corpus, ready to check.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// The reference guard.
+    pub guard: Guard,
+    /// The fixtures.
+    pub corpus: Corpus,
+}
+
+impl Subject {
+    /// Load the contract in `dir` and its corpus (`../../corpora/<tool>`).
+    ///
+    /// # Errors
+    ///
+    /// When either cannot be loaded.
+    pub fn load(dir: &Path) -> Result<Self, CheckError> {
+        let contract = Contract::load(dir).map_err(|e| CheckError {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let corpus_path = corpus_dir(&contract).ok_or_else(|| CheckError {
+            path: dir.to_path_buf(),
+            message: "cannot locate corpora/<tool> beside the contract".into(),
+        })?;
+        let corpus = Corpus::load(&corpus_path).map_err(|e| CheckError {
+            path: e.path.clone(),
+            message: e.message,
+        })?;
+        Ok(Self {
+            guard: Guard::new(contract),
+            corpus,
+        })
+    }
+}
+
+/// Every contract folder under `schemas` (each holding a `contract.toml`), sorted.
+///
+/// # Errors
+///
+/// When the folder cannot be read or holds no contract.
+pub fn discover(schemas: &Path) -> Result<Vec<PathBuf>, CheckError> {
+    let err = |message: String| CheckError {
+        path: schemas.to_path_buf(),
+        message,
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(schemas)
+        .map_err(|e| err(e.to_string()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(airlock_guard::MANIFEST).is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(err("no contract folders (with contract.toml) found".into()));
+    }
+    Ok(dirs)
+}
+
+/// Options of a check run.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The seed of canaries and random cases.
+    pub seed: u64,
+    /// Random mutation cases per contract.
+    pub random_cases: usize,
+    /// Where reproducers are written (`<dir>/<tool>/…`); `None` writes none.
+    pub reproducers: Option<PathBuf>,
+}
+
+impl Default for CheckOptions {
+    /// Seed 0, [`DEFAULT_RANDOM_CASES`], no reproducers.
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            random_cases: DEFAULT_RANDOM_CASES,
+            reproducers: None,
+        }
+    }
+}
+
+/// What a run reports while it goes, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A contract starts, with its number of cases.
+    Contract(&'a str, usize),
+    /// One more case done.
+    Case,
+}
+
+/// A reproducer file: one case with everything needed to run it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reproducer {
+    /// The contract folder.
+    pub contract: PathBuf,
+    /// The seed of the run that found it.
+    pub seed: u64,
+    /// The case.
+    pub case: Case,
+}
+
+/// Run every case of every subject through `adapter`.
+pub fn run(
+    subjects: &[Subject],
+    options: &CheckOptions,
+    adapter: &mut dyn Adapter,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Report {
+    let start = Instant::now();
+    let mut contracts = Vec::new();
+    for subject in subjects {
+        let cases = adversary::generate(
+            subject.guard.contract(),
+            &subject.corpus,
+            options.seed,
+            options.random_cases,
+        );
+        progress(Progress::Contract(
+            subject.guard.contract().tool(),
+            cases.len(),
+        ));
+        contracts.push(run_cases(subject, &cases, options, adapter, progress));
+    }
+    let mut closing = adapter.finish();
+    if let (Some(last), false) = (contracts.last_mut(), closing.is_empty()) {
+        for failure in closing.drain(..) {
+            let (kind, message) = failure_kind(&failure);
+            last.findings.push(Finding {
+                tool: last.tool.clone(),
+                case: "adapter/close".into(),
+                class: "adapter".into(),
+                location: String::new(),
+                kind,
+                message: format!("after the last case: {message}"),
+                expected: None,
+                actual: None,
+                file: None,
+                reproducer: None,
+            });
+        }
+    }
+    Report {
+        seed: options.seed,
+        contracts,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Run exactly the case of a reproducer.
+///
+/// # Errors
+///
+/// When its contract cannot be loaded.
+pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Report, CheckError> {
+    let subject = Subject::load(&reproducer.contract)?;
+    let options = CheckOptions {
+        seed: reproducer.seed,
+        random_cases: 0,
+        reproducers: None,
+    };
+    let start = Instant::now();
+    let report = run_cases(
+        &subject,
+        std::slice::from_ref(&reproducer.case),
+        &options,
+        adapter,
+        &mut |_| {},
+    );
+    Ok(Report {
+        seed: reproducer.seed,
+        contracts: vec![report],
+        elapsed: start.elapsed(),
+    })
+}
+
+fn run_cases(
+    subject: &Subject,
+    cases: &[Case],
+    options: &CheckOptions,
+    adapter: &mut dyn Adapter,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> ContractReport {
+    let guard = &subject.guard;
+    let tool = guard.contract().tool().to_owned();
+    let mut report = ContractReport::new(&tool, guard.contract().dir());
+    let mut consecutive = 0;
+    for (index, case) in cases.iter().enumerate() {
+        progress(Progress::Case);
+        let mut request = case.request.clone();
+        request.tool = Some(tool.clone());
+        let reference = match &case.upstream {
+            Upstream::Body(bytes) => guard.admit(&request, bytes),
+            Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
+        };
+        let expected = reference.agent().to_json();
+        let file = case_file(subject, case);
+        let stats = report.classes.entry(case.class.clone()).or_default();
+        stats.cases += 1;
+        if let Some(message) = construction_disagrees(case, reference.agent()) {
+            let diagnostic = reference
+                .diagnostic()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            report.contract_errors.push(Finding {
+                tool: tool.clone(),
+                case: case.id.clone(),
+                class: case.class.clone(),
+                location: case.location.clone(),
+                kind: FindingKind::Contract,
+                message: format!("{message}{diagnostic}"),
+                expected: None,
+                actual: Some(expected),
+                file,
+                reproducer: None,
+            });
+            continue;
+        }
+        let actual = adapter.agent_value(&request, &case.upstream);
+        let mut findings = judge(case, &expected, &actual);
+        if matches!(
+            actual,
+            Err(AdapterFailure::Crash(_) | AdapterFailure::Timeout | AdapterFailure::Flood)
+        ) {
+            consecutive += 1;
+        } else {
+            consecutive = 0;
+        }
+        if !findings.is_empty() {
+            let reproducer = options
+                .reproducers
+                .as_deref()
+                .and_then(|dir| write_reproducer(dir, subject, options.seed, case, &request));
+            stats.findings += findings.len();
+            for (kind, message) in findings.drain(..) {
+                report.findings.push(Finding {
+                    tool: tool.clone(),
+                    case: case.id.clone(),
+                    class: case.class.clone(),
+                    location: case.location.clone(),
+                    kind,
+                    message,
+                    expected: Some(expected.clone()),
+                    actual: actual.as_ref().ok().cloned(),
+                    file: file.clone(),
+                    reproducer: reproducer.clone(),
+                });
+            }
+        }
+        report.cases += 1;
+        if consecutive >= MAX_CONSECUTIVE_FAILURES {
+            report.not_run = cases.len() - index - 1;
+            report.findings.push(Finding {
+                tool: tool.clone(),
+                case: "adapter/given-up".into(),
+                class: "adapter".into(),
+                location: String::new(),
+                kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
+                message: format!(
+                    "{consecutive} consecutive crashes or timeouts: the remaining {} cases of {tool} were not run",
+                    report.not_run
+                ),
+                expected: None,
+                actual: None,
+                file: None,
+                reproducer: None,
+            });
+            break;
+        }
+    }
+    report
+}
+
+/// The file a case came from, for locating findings (the fixture, else the schema).
+fn case_file(subject: &Subject, case: &Case) -> Option<PathBuf> {
+    case.origin
+        .as_ref()
+        .and_then(|origin| subject.corpus.fixtures.iter().find(|f| &f.name == origin))
+        .map(|f| f.path.clone())
+        .or_else(|| {
+            let contract = subject.guard.contract();
+            contract
+                .dir()
+                .map(|d| d.join(format!("v{}.schema.json", contract.version())))
+        })
+}
+
+/// Whether the reference contradicts what the case was built to be.
+fn construction_disagrees(case: &Case, reference: &AgentValue) -> Option<String> {
+    let rejected = reference
+        .error()
+        .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse);
+    match case.expect {
+        Expectation::Admit if rejected => Some(if case.class == "fixture" {
+            "fixture must be admitted but its own contract rejects it".into()
+        } else {
+            "case built to be admitted is rejected by the contract".into()
+        }),
+        Expectation::Reject if !rejected => Some(if case.class == "fixture" {
+            "fixture must be rejected but its own contract admits it".into()
+        } else {
+            "case built to be rejected is admitted by the contract".into()
+        }),
+        _ => None,
+    }
+}
+
+fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
+    match failure {
+        AdapterFailure::Crash(what) => (FindingKind::Crash, format!("adapter crashed: {what}")),
+        AdapterFailure::Timeout => (
+            FindingKind::Timeout,
+            "adapter did not answer in time".into(),
+        ),
+        AdapterFailure::Protocol(what) => {
+            (FindingKind::Protocol, format!("protocol violation: {what}"))
+        }
+        AdapterFailure::Flood => (
+            FindingKind::Flood,
+            "adapter flooded its output (an answer line over the limit)".into(),
+        ),
+    }
+}
+
+/// The invariants of one case: shape, verdict, value, canaries.
+fn judge(
+    case: &Case,
+    expected: &Value,
+    actual: &Result<Value, AdapterFailure>,
+) -> Vec<(FindingKind, String)> {
+    let agent = match actual {
+        Ok(agent) => agent,
+        Err(failure) => return vec![failure_kind(failure)],
+    };
+    let mut findings = Vec::new();
+    for token in leaked(&case.canaries, expected, agent) {
+        findings.push((
+            FindingKind::Leak,
+            format!("canary {token:?} from the rejected input reached the agent value"),
+        ));
+    }
+    let shape = match AgentValue::from_json(agent) {
+        Ok(shape) => shape,
+        Err(reason) => {
+            findings.push((
+                FindingKind::Shape,
+                format!("agent value is not one of the two closed shapes: {reason}"),
+            ));
+            return findings;
+        }
+    };
+    let admitted = |v: &AgentValue| {
+        v.error()
+            .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse)
+    };
+    let reference = AgentValue::from_json(expected).expect("the reference builds closed shapes");
+    if admitted(&shape) != admitted(&reference) {
+        let say = |v: &AgentValue| if admitted(v) { "admitted" } else { "rejected" };
+        findings.push((
+            FindingKind::Verdict,
+            format!(
+                "adapter {} what the contract {}",
+                say(&shape),
+                say(&reference)
+            ),
+        ));
+    } else if agent != expected {
+        findings.push((
+            FindingKind::Value,
+            format!(
+                "agent value differs from the reference: {}",
+                diff(expected, agent)
+            ),
+        ));
+    }
+    findings
+}
+
+/// Canaries found in the agent value: verbatim, JSON-escaped, re-cased, or any 8+
+/// character piece of one, in any string or member name; unless the reference itself
+/// legitimately carries it.
+pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<String> {
+    let agent_text = all_text(agent);
+    let expected_text = all_text(expected);
+    canaries
+        .iter()
+        .filter(|token| {
+            let token = token.to_lowercase();
+            let windows: Vec<&str> = (0..=token.len().saturating_sub(8))
+                .map(|i| &token[i..(i + 8).min(token.len())])
+                .collect();
+            let found = |text: &str| windows.iter().any(|w| text.contains(w));
+            found(&agent_text) && !found(&expected_text)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every string and member name of `value`, and its serialisation, lower-cased: escapes
+/// are decoded in the strings and kept in the serialisation.
+fn all_text(value: &Value) -> String {
+    let mut out = value.to_string().to_lowercase();
+    fn collect(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => {
+                out.push('\u{1}');
+                out.push_str(&s.to_lowercase());
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    out.push('\u{1}');
+                    out.push_str(&k.to_lowercase());
+                    collect(v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    collect(value, &mut out);
+    out
+}
+
+/// A short readable difference: the members that differ, by pointer.
+pub fn diff(expected: &Value, actual: &Value) -> String {
+    let mut out = Vec::new();
+    diff_at(expected, actual, String::new(), &mut out);
+    out.join("; ")
+}
+
+fn diff_at(expected: &Value, actual: &Value, at: String, out: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                match b.get(k) {
+                    Some(w) => diff_at(v, w, format!("{at}/{k}"), out),
+                    None => out.push(format!("{at}/{k}: missing (expected {v})")),
+                }
+            }
+            for (k, w) in b {
+                if !a.contains_key(k) {
+                    out.push(format!("{at}/{k}: unexpected {}", short(w)));
+                }
+            }
+        }
+        _ if expected == actual => {}
+        _ => out.push(format!(
+            "{}: expected {}, got {}",
+            if at.is_empty() { "(root)" } else { &at },
+            short(expected),
+            short(actual)
+        )),
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn write_reproducer(
+    dir: &Path,
+    subject: &Subject,
+    seed: u64,
+    case: &Case,
+    request: &airlock_guard::Request,
+) -> Option<PathBuf> {
+    let contract = subject.guard.contract();
+    let folder = dir.join(contract.tool());
+    std::fs::create_dir_all(&folder).ok()?;
+    let name = file_stem(&case.id);
+    let mut case = case.clone();
+    case.request = request.clone();
+    let reproducer = Reproducer {
+        contract: contract.dir().map(Path::to_path_buf).unwrap_or_default(),
+        seed,
+        case: case.clone(),
+    };
+    let path = folder.join(format!("{name}.case.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(&reproducer).ok()?).ok()?;
+    if let Upstream::Body(bytes) = &case.upstream {
+        std::fs::write(folder.join(format!("{name}.json")), bytes).ok()?;
+    }
+    std::fs::write(
+        folder.join(format!("{name}.request.json")),
+        serde_json::to_vec_pretty(request).ok()?,
+    )
+    .ok()?;
+    Some(path)
+}
+
+/// A file-name-safe, unique stem for a case id.
+fn file_stem(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    format!("{safe}-{:08x}", crate::cases::fnv1a(id.as_bytes()) as u32)
+}
+
+/// Sum of findings per kind, for summaries.
+pub fn kinds(findings: &[Finding]) -> BTreeMap<FindingKind, usize> {
+    let mut out = BTreeMap::new();
+    for f in findings {
+        *out.entry(f.kind).or_insert(0) += 1;
+    }
+    out
+}

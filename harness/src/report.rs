@@ -1,0 +1,423 @@
+//! What a check run found, and its five renderings: human, JSON, JUnit, SARIF, Markdown.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::exit::Exit;
+
+/// What kind of invariant a finding breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// Admitted what the contract rejects, or the reverse.
+    Verdict,
+    /// Same verdict, different agent value.
+    Value,
+    /// A canary from the input reached the agent value.
+    Leak,
+    /// The agent value is not one of the two closed shapes.
+    Shape,
+    /// The adapter died.
+    Crash,
+    /// The adapter did not answer in time.
+    Timeout,
+    /// The adapter broke the exec protocol.
+    Protocol,
+    /// The adapter flooded its output.
+    Flood,
+    /// A fixture (or constructed case) disagrees with its own contract.
+    Contract,
+}
+
+impl FindingKind {
+    /// The kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Verdict => "verdict",
+            FindingKind::Value => "value",
+            FindingKind::Leak => "leak",
+            FindingKind::Shape => "shape",
+            FindingKind::Crash => "crash",
+            FindingKind::Timeout => "timeout",
+            FindingKind::Protocol => "protocol",
+            FindingKind::Flood => "flood",
+            FindingKind::Contract => "contract",
+        }
+    }
+}
+
+/// One broken invariant on one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The contract's tool.
+    pub tool: String,
+    /// The case id.
+    pub case: String,
+    /// The variant class.
+    pub class: String,
+    /// Where the variant applies (JSON pointer, `byte:N`, or empty).
+    pub location: String,
+    /// What broke.
+    pub kind: FindingKind,
+    /// A sentence for the reader.
+    pub message: String,
+    /// The reference's agent value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
+    /// The adapter's agent value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<Value>,
+    /// The fixture or schema file the case comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// The reproducer written for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<PathBuf>,
+}
+
+/// Cases and findings of one variant class.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ClassSummary {
+    /// Cases run (or judged, for contract errors).
+    pub cases: usize,
+    /// Findings.
+    pub findings: usize,
+}
+
+/// One contract's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContractReport {
+    /// The tool.
+    pub tool: String,
+    /// The contract folder.
+    pub dir: Option<PathBuf>,
+    /// Cases run through the adapter.
+    pub cases: usize,
+    /// Cases not run because the adapter was given up on.
+    pub not_run: usize,
+    /// Per class.
+    pub classes: BTreeMap<String, ClassSummary>,
+    /// Findings on the adapter.
+    pub findings: Vec<Finding>,
+    /// Fixtures or constructed cases that disagree with their own contract.
+    pub contract_errors: Vec<Finding>,
+}
+
+impl ContractReport {
+    pub(crate) fn new(tool: &str, dir: Option<&Path>) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            dir: dir.map(Path::to_path_buf),
+            cases: 0,
+            not_run: 0,
+            classes: BTreeMap::new(),
+            findings: Vec::new(),
+            contract_errors: Vec::new(),
+        }
+    }
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The seed.
+    pub seed: u64,
+    /// Per contract, in order.
+    pub contracts: Vec<ContractReport>,
+    /// Wall time.
+    #[serde(serialize_with = "seconds")]
+    pub elapsed: Duration,
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+impl Report {
+    /// Every finding on the adapter.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.contracts.iter().flat_map(|c| c.findings.iter())
+    }
+
+    /// Every contract error.
+    pub fn contract_errors(&self) -> impl Iterator<Item = &Finding> {
+        self.contracts.iter().flat_map(|c| c.contract_errors.iter())
+    }
+
+    /// Cases run in all.
+    pub fn cases(&self) -> usize {
+        self.contracts.iter().map(|c| c.cases).sum()
+    }
+
+    /// 2 for contract errors, 1 for findings, else 0.
+    pub fn exit(&self) -> Exit {
+        if self.contract_errors().next().is_some() {
+            Exit::Usage
+        } else if self.findings().next().is_some() {
+            Exit::Findings
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// Panic with every finding, readably, unless the run is clean: for an adapter
+    /// crate's own `#[test]`.
+    ///
+    /// # Panics
+    ///
+    /// When there is any finding or contract error.
+    pub fn assert_clean(&self) {
+        if self.exit() != Exit::Success {
+            panic!("airlock check found problems:\n{}", self.human(false));
+        }
+    }
+
+    /// The human rendering (colour with ANSI codes when `colour`).
+    pub fn human(&self, colour: bool) -> String {
+        let paint = |code: &str, text: &str| {
+            if colour {
+                format!("\u{1b}[{code}m{text}\u{1b}[0m")
+            } else {
+                text.to_owned()
+            }
+        };
+        let mut out = String::new();
+        for finding in self.contract_errors().chain(self.findings()) {
+            let _ = writeln!(
+                out,
+                "{} {} {} [{}{}]: {}",
+                paint("1;31", finding.kind.as_str()),
+                finding.tool,
+                finding.case,
+                finding.class,
+                if finding.location.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", finding.location)
+                },
+                finding.message
+            );
+            if let (Some(expected), Some(actual)) = (&finding.expected, &finding.actual) {
+                if expected != actual {
+                    let _ = writeln!(out, "    expected {expected}\n    actual   {actual}");
+                }
+            }
+            if let Some(path) = &finding.reproducer {
+                let _ = writeln!(
+                    out,
+                    "    reproduce: airlock check --replay {}",
+                    path.display()
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{:<20} {:>8} {:>9} {:>9}",
+            "contract", "cases", "findings", "errors"
+        );
+        for c in &self.contracts {
+            let _ = writeln!(
+                out,
+                "{:<20} {:>8} {:>9} {:>9}",
+                c.tool,
+                c.cases,
+                c.findings.len(),
+                c.contract_errors.len()
+            );
+        }
+        let findings = self.findings().count();
+        let errors = self.contract_errors().count();
+        let verdict = match self.exit() {
+            Exit::Success => paint("1;32", "clean"),
+            Exit::Findings => paint("1;31", "findings"),
+            _ => paint("1;31", "contract errors"),
+        };
+        let _ = writeln!(
+            out,
+            "{verdict}: {} cases, {findings} findings, {errors} contract errors, seed {}, {:.2}s",
+            self.cases(),
+            self.seed,
+            self.elapsed.as_secs_f64()
+        );
+        out
+    }
+
+    /// The JSON rendering: `{"seed", "elapsed", "totals", "contracts": [...]}`.
+    pub fn json(&self) -> String {
+        let mut by_kind = BTreeMap::new();
+        for f in self.findings().chain(self.contract_errors()) {
+            *by_kind.entry(f.kind.as_str()).or_insert(0usize) += 1;
+        }
+        let doc = json!({
+            "seed": self.seed,
+            "elapsed_seconds": self.elapsed.as_secs_f64(),
+            "totals": {
+                "contracts": self.contracts.len(),
+                "cases": self.cases(),
+                "findings": self.findings().count(),
+                "contract_errors": self.contract_errors().count(),
+                "by_kind": by_kind,
+            },
+            "contracts": self.contracts,
+        });
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    }
+
+    /// The JUnit rendering: a testsuite per contract, a testcase per variant class.
+    pub fn junit(&self) -> String {
+        use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
+        let mut report = Junit::new("airlock check");
+        for c in &self.contracts {
+            let mut suite = TestSuite::new(c.tool.clone());
+            for (class, summary) in &c.classes {
+                let failures: Vec<&Finding> = c
+                    .findings
+                    .iter()
+                    .chain(&c.contract_errors)
+                    .filter(|f| &f.class == class)
+                    .collect();
+                let status = if failures.is_empty() {
+                    TestCaseStatus::success()
+                } else {
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    status.set_message(format!(
+                        "{} findings in {} cases",
+                        failures.len(),
+                        summary.cases
+                    ));
+                    status.set_description(
+                        failures
+                            .iter()
+                            .map(|f| {
+                                format!(
+                                    "{} {} [{}]: {}",
+                                    f.kind.as_str(),
+                                    f.case,
+                                    f.location,
+                                    f.message
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    status
+                };
+                suite.add_test_case(TestCase::new(class.clone(), status));
+            }
+            report.add_test_suite(suite);
+        }
+        report.to_string().unwrap_or_default()
+    }
+
+    /// The SARIF rendering: each finding a result located in its fixture or schema file.
+    pub fn sarif(&self) -> String {
+        use serde_sarif::sarif::{
+            ArtifactLocation, Location, Message, PhysicalLocation, Result as SarifResult, Run,
+            Sarif, Tool, ToolComponent,
+        };
+        let results: Vec<SarifResult> = self
+            .findings()
+            .chain(self.contract_errors())
+            .map(|f| {
+                let mut result = SarifResult::builder()
+                    .message(
+                        Message::builder()
+                            .text(format!(
+                                "{} [{} {}]: {}",
+                                f.case, f.class, f.location, f.message
+                            ))
+                            .build(),
+                    )
+                    .rule_id(f.kind.as_str().to_owned())
+                    .level(serde_sarif::sarif::ResultLevel::Error)
+                    .build();
+                if let Some(file) = &f.file {
+                    let uri = relative(file);
+                    result.locations = Some(vec![Location::builder()
+                        .physical_location(
+                            PhysicalLocation::builder()
+                                .artifact_location(ArtifactLocation::builder().uri(uri).build())
+                                .build(),
+                        )
+                        .build()]);
+                }
+                result
+            })
+            .collect();
+        let tool = Tool::builder()
+            .driver(
+                ToolComponent::builder()
+                    .name("airlock".to_owned())
+                    .version(env!("CARGO_PKG_VERSION").to_owned())
+                    .build(),
+            )
+            .build();
+        let sarif = Sarif::builder()
+            .version(json!("2.1.0"))
+            .schema(serde_sarif::sarif::SCHEMA_URL.to_owned())
+            .runs(vec![Run::builder().tool(tool).results(results).build()])
+            .build();
+        serde_json::to_string_pretty(&sarif).unwrap_or_default()
+    }
+
+    /// The Markdown rendering, for a pull-request comment.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let status = match self.exit() {
+            Exit::Success => "✅ clean",
+            Exit::Findings => "❌ findings",
+            _ => "❌ contract errors",
+        };
+        let _ = writeln!(out, "### airlock check: {status}\n");
+        let _ = writeln!(
+            out,
+            "| contract | cases | findings | contract errors |\n|---|---:|---:|---:|"
+        );
+        for c in &self.contracts {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} |",
+                c.tool,
+                c.cases,
+                c.findings.len(),
+                c.contract_errors.len()
+            );
+        }
+        let all: Vec<&Finding> = self.contract_errors().chain(self.findings()).collect();
+        if !all.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n| kind | contract | case | message |\n|---|---|---|---|"
+            );
+            for f in all.iter().take(50) {
+                let _ = writeln!(
+                    out,
+                    "| {} | `{}` | `{}` | {} |",
+                    f.kind.as_str(),
+                    f.tool,
+                    f.case,
+                    f.message.replace('|', "\\|")
+                );
+            }
+            if all.len() > 50 {
+                let _ = writeln!(out, "\n…and {} more.", all.len() - 50);
+            }
+        }
+        let _ = writeln!(out, "\n{} cases, seed {}.", self.cases(), self.seed);
+        out
+    }
+}
+
+/// A path relative to the working directory when it is inside it.
+fn relative(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    cwd.and_then(|cwd| canonical.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or(canonical)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
