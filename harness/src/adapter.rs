@@ -3,11 +3,12 @@
 //! protocol to `sh -c CMD` in its own process group, with a per-case timeout, bounded
 //! reads, and a restart after every crash, hang or protocol violation.
 
-use airlock_guard::{Guard, Request, TransportError};
+use airlock_guard::{Guard, Request};
 use base64::Engine as _;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::ControlFlow;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
@@ -59,6 +60,21 @@ pub trait Adapter {
         request: &Request,
         upstream: &Upstream,
     ) -> Result<Value, AdapterFailure>;
+
+    /// The agent values for several cases, handed to `each` in order with the case's
+    /// index, until `each` breaks. The default asks one by one; an adapter across a pipe
+    /// overrides it to keep several cases in flight.
+    fn agent_values(
+        &mut self,
+        cases: &[(&Request, &Upstream)],
+        each: &mut dyn FnMut(usize, Result<Value, AdapterFailure>) -> ControlFlow<()>,
+    ) {
+        for (index, (request, upstream)) in cases.iter().enumerate() {
+            if each(index, self.agent_value(request, upstream)).is_break() {
+                return;
+            }
+        }
+    }
 
     /// Called after the last case: report anything the adapter did after it (extra
     /// output, a crash on close). Default: nothing.
@@ -128,7 +144,8 @@ enum Line {
 
 struct Running {
     child: Child,
-    stdin: ChildStdin,
+    /// Case lines for the writer thread: the harness never blocks on a full pipe.
+    writer: Option<mpsc::Sender<Vec<u8>>>,
     lines: Receiver<Line>,
     stderr_tail: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
@@ -199,14 +216,16 @@ impl ExecAdapter {
                 .stderr
                 .take()
                 .ok_or_else(|| AdapterFailure::Crash("no stderr".into()))?;
-            let (tx, rx) = mpsc::sync_channel(QUEUED_LINES);
+            let (tx, rx) = mpsc::sync_channel(QUEUED_LINES + WINDOW);
             thread::spawn(move || read_lines(stdout, &tx));
+            let (writer, cases) = mpsc::channel::<Vec<u8>>();
+            thread::spawn(move || write_lines(stdin, &cases));
             let stderr_tail = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let tail = std::sync::Arc::clone(&stderr_tail);
             thread::spawn(move || keep_tail(stderr, &tail));
             self.running = Some(Running {
                 child,
-                stdin,
+                writer: Some(writer),
                 lines: rx,
                 stderr_tail,
             });
@@ -248,35 +267,34 @@ impl ExecAdapter {
         }
     }
 
-    fn exchange(
-        &mut self,
-        request: &Request,
-        upstream: &Upstream,
-    ) -> Result<Value, AdapterFailure> {
+    /// Send one case line; its case id.
+    fn send(&mut self, request: &Request, upstream: &Upstream) -> Result<String, AdapterFailure> {
         let case_id = format!("c-{:06}", self.next_case);
         self.next_case += 1;
         let mut line = serde_json::json!({"case": case_id, "request": request});
         match upstream {
             Upstream::Body(bytes) => {
                 line["response_b64"] =
-                    Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
             }
             Upstream::Transport(error) => {
-                line["transport_error"] = Value::String(transport(*error).into())
+                line["transport_error"] = Value::String(error.as_str().into())
             }
         }
-        let mut text = line.to_string();
-        text.push('\n');
+        let mut text = line.to_string().into_bytes();
+        text.push(b'\n');
+        let running = self.start()?;
+        // A closed writer means the adapter is gone; the answer wait reports it.
+        if let Some(writer) = &running.writer {
+            let _ = writer.send(text);
+        }
+        Ok(case_id)
+    }
+
+    /// Wait for the answer to `case_id`.
+    fn receive(&mut self, case_id: &str) -> Result<Value, AdapterFailure> {
         let timeout = self.timeout;
         let running = self.start()?;
-        if running
-            .stdin
-            .write_all(text.as_bytes())
-            .and_then(|()| running.stdin.flush())
-            .is_err()
-        {
-            // The adapter closed its stdin: it died or is dying; take its answer if any.
-        }
         let answer = match running.lines.recv_timeout(timeout) {
             Ok(Line::Text(answer)) => answer,
             Ok(Line::Flood) => return Err(AdapterFailure::Flood),
@@ -289,7 +307,7 @@ impl ExecAdapter {
             AdapterFailure::Protocol(format!("answer is not JSON: {}", preview(&answer)))
         })?;
         let echoed = parsed.get("case").and_then(Value::as_str);
-        if echoed != Some(case_id.as_str()) {
+        if echoed != Some(case_id) {
             return Err(AdapterFailure::Protocol(format!(
                 "answer for case {echoed:?} where {case_id:?} was expected (out of order, repeated or missing)"
             )));
@@ -305,7 +323,22 @@ impl ExecAdapter {
             ))),
         }
     }
+
+    /// After a failure the stream is not trustworthy: kill, and add the exit status to
+    /// a crash report.
+    fn fail(&mut self, failure: AdapterFailure) -> AdapterFailure {
+        let status = self.kill();
+        match failure {
+            AdapterFailure::Crash(what) if !status.is_empty() => {
+                AdapterFailure::Crash(format!("{what} ({status})"))
+            }
+            other => other,
+        }
+    }
 }
+
+/// Cases an [`ExecAdapter`] keeps in flight before it waits for answers.
+pub const WINDOW: usize = 64;
 
 impl Adapter for ExecAdapter {
     fn agent_value(
@@ -313,18 +346,54 @@ impl Adapter for ExecAdapter {
         request: &Request,
         upstream: &Upstream,
     ) -> Result<Value, AdapterFailure> {
-        let result = self.exchange(request, upstream);
-        match result {
-            Ok(agent) => Ok(agent),
-            Err(failure) => {
-                // Whatever went wrong, the stream is no longer trustworthy: restart.
-                let status = self.kill();
-                Err(match failure {
-                    AdapterFailure::Crash(what) if !status.is_empty() => {
-                        AdapterFailure::Crash(format!("{what} ({status})"))
+        let result = self
+            .send(request, upstream)
+            .and_then(|id| self.receive(&id));
+        result.map_err(|failure| self.fail(failure))
+    }
+
+    /// Pipelined: up to [`WINDOW`] cases in flight, answers read in order, each within the
+    /// per-case timeout. After a failure the adapter is restarted and the cases that were
+    /// in flight are sent again.
+    fn agent_values(
+        &mut self,
+        cases: &[(&Request, &Upstream)],
+        each: &mut dyn FnMut(usize, Result<Value, AdapterFailure>) -> ControlFlow<()>,
+    ) {
+        let mut in_flight = std::collections::VecDeque::new();
+        let mut next_send = 0;
+        let mut next_read = 0;
+        while next_read < cases.len() {
+            let mut failed_send = None;
+            while next_send < cases.len() && next_send - next_read < WINDOW {
+                let (request, upstream) = cases[next_send];
+                match self.send(request, upstream) {
+                    Ok(id) => in_flight.push_back(id),
+                    Err(failure) => {
+                        failed_send = Some(failure);
+                        break;
                     }
-                    other => other,
-                })
+                }
+                next_send += 1;
+            }
+            let result = match (failed_send, in_flight.pop_front()) {
+                (Some(failure), _) => Err(failure),
+                (None, Some(id)) => self.receive(&id),
+                (None, None) => Err(AdapterFailure::Crash("no case in flight".into())),
+            };
+            let result = result.map_err(|failure| {
+                in_flight.clear();
+                next_send = next_read + 1;
+                self.fail(failure)
+            });
+            let flow = each(next_read, result);
+            next_read += 1;
+            if flow.is_break() {
+                if !in_flight.is_empty() {
+                    // Answers still coming would be read as answers to later cases.
+                    self.kill();
+                }
+                return;
             }
         }
     }
@@ -334,7 +403,7 @@ impl Adapter for ExecAdapter {
             return Vec::new();
         };
         let mut failures = Vec::new();
-        drop(running.stdin);
+        running.writer.take();
         match running.lines.recv_timeout(self.timeout) {
             Ok(Line::Text(extra)) => failures.push(AdapterFailure::Protocol(format!(
                 "output after the last case: {}",
@@ -359,10 +428,6 @@ impl Drop for ExecAdapter {
             let _ = self.kill();
         }
     }
-}
-
-fn transport(error: TransportError) -> &'static str {
-    error.as_str()
 }
 
 fn preview(bytes: &[u8]) -> String {
@@ -409,6 +474,25 @@ fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Line>) {
                 let _ = tx.send(Line::Eof);
                 return;
             }
+        }
+    }
+}
+
+/// Write case lines to the adapter's stdin until the channel closes or the pipe breaks;
+/// closing the channel closes stdin.
+fn write_lines(mut stdin: ChildStdin, cases: &Receiver<Vec<u8>>) {
+    while let Ok(line) = cases.recv() {
+        let mut batch = line;
+        // Coalesce what is already queued into one write.
+        while let Ok(more) = cases.try_recv() {
+            batch.extend_from_slice(&more);
+        }
+        if stdin
+            .write_all(&batch)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            return;
         }
     }
 }

@@ -2,11 +2,12 @@
 //! against the reference (the guard configured by the same contract). Findings are data;
 //! only a broken contract or corpus is an error.
 
-use airlock_guard::{AgentValue, Contract, ErrorCode, Guard};
+use airlock_guard::{AgentValue, Contract, ErrorCode, Guard, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -139,6 +140,78 @@ pub struct Reproducer {
     pub case: Case,
 }
 
+/// A check run from code: what an adapter crate calls in its own `#[test]`.
+///
+/// ```
+/// use airlock_guard::{Contract, Guard};
+/// use airlock_harness::adapter::GuardAdapter;
+/// use airlock_harness::check::Check;
+///
+/// // An adapter crate would hand its own adapter here; the guard passes clean.
+/// let mut adapter = GuardAdapter::new([Guard::new(Contract::load("../schemas/deploy_status")?)]);
+/// let report = Check::contract("../schemas/deploy_status").seed(7).random_cases(100).run(&mut adapter)?;
+/// report.assert_clean();
+/// assert!(report.cases() > 500);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Check {
+    dirs: Vec<PathBuf>,
+    options: CheckOptions,
+}
+
+impl Check {
+    /// A check of the contract in `dir` (`schemas/<tool>`, its corpus beside).
+    pub fn contract(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dirs: vec![dir.into()],
+            options: CheckOptions::default(),
+        }
+    }
+
+    /// Also check the contract in `dir`.
+    #[must_use]
+    pub fn and_contract(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dirs.push(dir.into());
+        self
+    }
+
+    /// The seed (default 0).
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.options.seed = seed;
+        self
+    }
+
+    /// Random cases per contract (default [`DEFAULT_RANDOM_CASES`]).
+    #[must_use]
+    pub fn random_cases(mut self, n: usize) -> Self {
+        self.options.random_cases = n;
+        self
+    }
+
+    /// Write reproducers of findings under `dir` (default: none).
+    #[must_use]
+    pub fn reproducers(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.options.reproducers = Some(dir.into());
+        self
+    }
+
+    /// Run every case through `adapter`.
+    ///
+    /// # Errors
+    ///
+    /// When a contract or its corpus cannot be loaded.
+    pub fn run(&self, adapter: &mut dyn Adapter) -> Result<Report, CheckError> {
+        let subjects = self
+            .dirs
+            .iter()
+            .map(|d| Subject::load(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(run(&subjects, &self.options, adapter, &mut |_| {}))
+    }
+}
+
 /// Run every case of every subject through `adapter`.
 pub fn run(
     subjects: &[Subject],
@@ -213,6 +286,9 @@ pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Repo
     })
 }
 
+/// Cases handed to the adapter at once: lets an external adapter be pipelined.
+const BATCH: usize = 256;
+
 fn run_cases(
     subject: &Subject,
     cases: &[Case],
@@ -224,71 +300,91 @@ fn run_cases(
     let tool = guard.contract().tool().to_owned();
     let mut report = ContractReport::new(&tool, guard.contract().dir());
     let mut consecutive = 0;
-    for (index, case) in cases.iter().enumerate() {
-        progress(Progress::Case);
-        let mut request = case.request.clone();
-        request.tool = Some(tool.clone());
-        let reference = match &case.upstream {
-            Upstream::Body(bytes) => guard.admit(&request, bytes),
-            Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
-        };
-        let expected = reference.agent().to_json();
-        let file = case_file(subject, case);
-        let stats = report.classes.entry(case.class.clone()).or_default();
-        stats.cases += 1;
-        if let Some(message) = construction_disagrees(case, reference.agent()) {
-            let diagnostic = reference
-                .diagnostic()
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default();
-            report.contract_errors.push(Finding {
-                tool: tool.clone(),
-                case: case.id.clone(),
-                class: case.class.clone(),
-                location: case.location.clone(),
-                kind: FindingKind::Contract,
-                message: format!("{message}{diagnostic}"),
-                expected: None,
-                actual: Some(expected),
-                file,
-                reproducer: None,
-            });
-            continue;
-        }
-        let actual = adapter.agent_value(&request, &case.upstream);
-        let mut findings = judge(case, &expected, &actual);
-        if matches!(
-            actual,
-            Err(AdapterFailure::Crash(_) | AdapterFailure::Timeout | AdapterFailure::Flood)
-        ) {
-            consecutive += 1;
-        } else {
-            consecutive = 0;
-        }
-        if !findings.is_empty() {
-            let reproducer = options
-                .reproducers
-                .as_deref()
-                .and_then(|dir| write_reproducer(dir, subject, options.seed, case, &request));
-            stats.findings += findings.len();
-            for (kind, message) in findings.drain(..) {
-                report.findings.push(Finding {
+    let mut done = 0;
+    'batches: for batch in cases.chunks(BATCH) {
+        // The reference first: construction errors never reach the adapter.
+        let mut runnable = Vec::with_capacity(batch.len());
+        for case in batch {
+            let mut request = case.request.clone();
+            request.tool = Some(tool.clone());
+            let reference = match &case.upstream {
+                Upstream::Body(bytes) => guard.admit(&request, bytes),
+                Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
+            };
+            report.classes.entry(case.class.clone()).or_default().cases += 1;
+            if let Some(message) = construction_disagrees(case, reference.agent()) {
+                let diagnostic = reference
+                    .diagnostic()
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default();
+                report.contract_errors.push(Finding {
                     tool: tool.clone(),
                     case: case.id.clone(),
                     class: case.class.clone(),
                     location: case.location.clone(),
-                    kind,
-                    message,
-                    expected: Some(expected.clone()),
-                    actual: actual.as_ref().ok().cloned(),
-                    file: file.clone(),
-                    reproducer: reproducer.clone(),
+                    kind: FindingKind::Contract,
+                    message: format!("{message}{diagnostic}"),
+                    expected: None,
+                    actual: Some(reference.agent().to_json()),
+                    file: case_file(subject, case),
+                    reproducer: None,
                 });
+                progress(Progress::Case);
+                done += 1;
+                continue;
             }
+            runnable.push((case, request, reference.into_parts().0));
         }
-        report.cases += 1;
-        if consecutive >= MAX_CONSECUTIVE_FAILURES {
-            report.not_run = cases.len() - index - 1;
+        let inputs: Vec<(&Request, &Upstream)> =
+            runnable.iter().map(|(c, r, _)| (r, &c.upstream)).collect();
+        let mut given_up = false;
+        adapter.agent_values(&inputs, &mut |index, actual| {
+            let (case, request, reference) = &runnable[index];
+            progress(Progress::Case);
+            done += 1;
+            let findings = judge(case, reference, &actual);
+            if matches!(
+                actual,
+                Err(AdapterFailure::Crash(_) | AdapterFailure::Timeout | AdapterFailure::Flood)
+            ) {
+                consecutive += 1;
+            } else {
+                consecutive = 0;
+            }
+            report.cases += 1;
+            if !findings.is_empty() {
+                let reproducer = options
+                    .reproducers
+                    .as_deref()
+                    .and_then(|dir| write_reproducer(dir, subject, options.seed, case, request));
+                let file = case_file(subject, case);
+                let expected = reference.to_json();
+                if let Some(stats) = report.classes.get_mut(&case.class) {
+                    stats.findings += findings.len();
+                }
+                for (kind, message) in findings {
+                    report.findings.push(Finding {
+                        tool: tool.clone(),
+                        case: case.id.clone(),
+                        class: case.class.clone(),
+                        location: case.location.clone(),
+                        kind,
+                        message,
+                        expected: Some(expected.clone()),
+                        actual: actual.as_ref().ok().cloned(),
+                        file: file.clone(),
+                        reproducer: reproducer.clone(),
+                    });
+                }
+            }
+            if consecutive >= MAX_CONSECUTIVE_FAILURES {
+                given_up = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        if given_up {
+            report.not_run = cases.len() - done;
             report.findings.push(Finding {
                 tool: tool.clone(),
                 case: "adapter/given-up".into(),
@@ -304,7 +400,7 @@ fn run_cases(
                 file: None,
                 reproducer: None,
             });
-            break;
+            break 'batches;
         }
     }
     report
@@ -364,7 +460,7 @@ fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
 /// The invariants of one case: shape, verdict, value, canaries.
 fn judge(
     case: &Case,
-    expected: &Value,
+    reference: &AgentValue,
     actual: &Result<Value, AdapterFailure>,
 ) -> Vec<(FindingKind, String)> {
     let agent = match actual {
@@ -372,11 +468,13 @@ fn judge(
         Err(failure) => return vec![failure_kind(failure)],
     };
     let mut findings = Vec::new();
-    for token in leaked(&case.canaries, expected, agent) {
-        findings.push((
-            FindingKind::Leak,
-            format!("canary {token:?} from the rejected input reached the agent value"),
-        ));
+    if !case.canaries.is_empty() {
+        for token in leaked(&case.canaries, &reference.to_json(), agent) {
+            findings.push((
+                FindingKind::Leak,
+                format!("canary {token:?} from the rejected input reached the agent value"),
+            ));
+        }
     }
     let shape = match AgentValue::from_json(agent) {
         Ok(shape) => shape,
@@ -392,23 +490,22 @@ fn judge(
         v.error()
             .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse)
     };
-    let reference = AgentValue::from_json(expected).expect("the reference builds closed shapes");
-    if admitted(&shape) != admitted(&reference) {
+    if admitted(&shape) != admitted(reference) {
         let say = |v: &AgentValue| if admitted(v) { "admitted" } else { "rejected" };
         findings.push((
             FindingKind::Verdict,
             format!(
                 "adapter {} what the contract {}",
                 say(&shape),
-                say(&reference)
+                say(reference)
             ),
         ));
-    } else if agent != expected {
+    } else if &shape != reference {
         findings.push((
             FindingKind::Value,
             format!(
                 "agent value differs from the reference: {}",
-                diff(expected, agent)
+                diff(&reference.to_json(), agent)
             ),
         ));
     }
@@ -420,7 +517,7 @@ fn judge(
 /// legitimately carries it.
 pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<String> {
     let agent_text = all_text(agent);
-    let expected_text = all_text(expected);
+    let mut expected_text: Option<String> = None;
     canaries
         .iter()
         .filter(|token| {
@@ -429,7 +526,8 @@ pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<Strin
                 .map(|i| &token[i..(i + 8).min(token.len())])
                 .collect();
             let found = |text: &str| windows.iter().any(|w| text.contains(w));
-            found(&agent_text) && !found(&expected_text)
+            // The reference's text is only needed when the agent's holds a piece.
+            found(&agent_text) && !found(expected_text.get_or_insert_with(|| all_text(expected)))
         })
         .cloned()
         .collect()

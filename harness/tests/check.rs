@@ -1,0 +1,464 @@
+//! `airlock check` end to end: the guard passes clean in process and over the exec
+//! protocol; deliberately broken adapters, in process and as scripts, are caught with
+//! the exact finding kinds and exit codes; reports, reproducers and determinism.
+
+use airlock_guard::{Contract, Guard, Request};
+use airlock_harness::adapter::{Adapter, AdapterFailure, GuardAdapter};
+use airlock_harness::cases::Upstream;
+use airlock_harness::check::Check;
+use airlock_harness::exit::Exit;
+use airlock_harness::report::{FindingKind, Report};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+use crate::util::{airlock, contract_dir, root, TOOLS};
+
+fn guard(tool: &str) -> Guard {
+    Guard::new(Contract::load(contract_dir(tool)).unwrap())
+}
+
+fn check_all(adapter: &mut dyn Adapter, random: usize) -> Report {
+    let mut check = Check::contract(contract_dir(TOOLS[0]))
+        .random_cases(random)
+        .seed(11);
+    for tool in &TOOLS[1..] {
+        check = check.and_contract(contract_dir(tool));
+    }
+    check.run(adapter).unwrap()
+}
+
+fn kinds(report: &Report) -> BTreeSet<FindingKind> {
+    report.findings().map(|f| f.kind).collect()
+}
+
+fn classes_with(report: &Report, kind: FindingKind) -> BTreeSet<String> {
+    report
+        .findings()
+        .filter(|f| f.kind == kind)
+        .map(|f| f.class.clone())
+        .collect()
+}
+
+#[test]
+fn the_guard_in_process_passes_clean_on_every_shipped_contract() {
+    let mut adapter = GuardAdapter::new(TOOLS.map(guard));
+    let report = check_all(&mut adapter, 300);
+    report.assert_clean();
+    assert!(report.cases() > 3000, "{} cases", report.cases());
+    for contract in &report.contracts {
+        for class in [
+            "fixture",
+            "extra_property",
+            "missing_member",
+            "type_swap",
+            "duplicate_member",
+            "oversize",
+            "deep_nesting",
+            "request_id_mismatch",
+            "binding_mismatch",
+            "transport_error",
+            "random_mutation",
+        ] {
+            assert!(
+                contract.classes.contains_key(class),
+                "{}: no {class} cases",
+                contract.tool
+            );
+        }
+    }
+}
+
+/// Wraps the guard's verdicts in an adapter that gets one thing wrong.
+struct Broken {
+    guards: GuardAdapter,
+    flaw: Flaw,
+}
+
+#[derive(Clone, Copy)]
+enum Flaw {
+    CopiesUnknownMembers,
+    KeepsLastDuplicate,
+    ValidatorMessageInError,
+    SkipsRequestIdCheck,
+}
+
+impl Adapter for Broken {
+    fn agent_value(
+        &mut self,
+        request: &Request,
+        upstream: &Upstream,
+    ) -> Result<Value, AdapterFailure> {
+        let Upstream::Body(bytes) = upstream else {
+            return self.guards.agent_value(request, upstream);
+        };
+        let guard = self.guards.route(request).unwrap();
+        let tool = guard.contract().tool();
+        match self.flaw {
+            Flaw::CopiesUnknownMembers => {
+                // Checks only that the agent fields are there, then passes `data` on whole.
+                let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+                    return self.guards.agent_value(request, upstream);
+                };
+                let known = guard
+                    .contract()
+                    .agent_fields()
+                    .iter()
+                    .all(|f| f.resolve(&value).is_some());
+                if value["outcome"] == "success"
+                    && known
+                    && value["request_id"] == request.request_id.as_str()
+                {
+                    return Ok(
+                        json!({"tool": tool, "request_id": request.request_id, "outcome": "success", "data": value["data"]}),
+                    );
+                }
+                self.guards.agent_value(request, upstream)
+            }
+            Flaw::KeepsLastDuplicate => {
+                // Parses leniently (last duplicate wins), then validates the re-serialised value.
+                let reparsed = serde_json::from_slice::<Value>(bytes)
+                    .map(|v| v.to_string().into_bytes())
+                    .unwrap_or_else(|_| bytes.clone());
+                self.guards.agent_value(request, &Upstream::Body(reparsed))
+            }
+            Flaw::ValidatorMessageInError => {
+                let admission = guard.admit(request, bytes);
+                let mut agent = admission.agent().to_json();
+                if let Some(d) = admission.diagnostic() {
+                    agent["error"]["message"] = json!(d.message());
+                }
+                Ok(agent)
+            }
+            Flaw::SkipsRequestIdCheck => {
+                let Ok(mut value) = airlock_guard::parse(bytes, 64) else {
+                    return self.guards.agent_value(request, upstream);
+                };
+                if value.get("request_id").is_some() {
+                    value["request_id"] = json!(request.request_id);
+                }
+                self.guards
+                    .agent_value(request, &Upstream::Body(value.to_string().into_bytes()))
+            }
+        }
+    }
+}
+
+fn broken(flaw: Flaw) -> Report {
+    let mut adapter = Broken {
+        guards: GuardAdapter::new(TOOLS.map(guard)),
+        flaw,
+    };
+    check_all(&mut adapter, 50)
+}
+
+#[test]
+fn an_adapter_that_copies_unknown_members_through_is_caught_with_verdict_and_leak_findings() {
+    let report = broken(Flaw::CopiesUnknownMembers);
+    assert_eq!(report.exit(), Exit::Findings);
+    assert!(classes_with(&report, FindingKind::Verdict).contains("extra_property"));
+    assert!(classes_with(&report, FindingKind::Leak).contains("extra_property"));
+}
+
+#[test]
+fn an_adapter_that_keeps_the_last_duplicate_is_caught_on_duplicate_members() {
+    let report = broken(Flaw::KeepsLastDuplicate);
+    let verdicts = classes_with(&report, FindingKind::Verdict);
+    assert!(verdicts.contains("duplicate_member"), "{verdicts:?}");
+    assert!(
+        report
+            .findings()
+            .any(|f| f.class == "fixture" && f.case.contains("duplicate")),
+        "the near-miss duplicate fixtures are caught too"
+    );
+}
+
+#[test]
+fn an_adapter_that_puts_the_validator_message_in_the_error_is_caught_as_shape_and_leak() {
+    let report = broken(Flaw::ValidatorMessageInError);
+    let kinds = kinds(&report);
+    assert!(kinds.contains(&FindingKind::Shape), "{kinds:?}");
+    assert!(kinds.contains(&FindingKind::Leak), "{kinds:?}");
+}
+
+#[test]
+fn an_adapter_that_skips_the_request_id_check_is_caught() {
+    let report = broken(Flaw::SkipsRequestIdCheck);
+    assert!(classes_with(&report, FindingKind::Verdict).contains("request_id_mismatch"));
+    assert!(report.findings().all(|f| f.kind == FindingKind::Verdict));
+}
+
+#[test]
+fn airlock_check_over_the_shipped_contracts_is_clean_in_process_and_over_the_protocol() {
+    let out = airlock(&["check", "--cases", "100"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("clean:"), "{stdout}");
+    let sidecar = format!("{} guard", env!("CARGO_BIN_EXE_airlock"));
+    let out = airlock(&["check", "--cases", "100", "--adapter-cmd", &sidecar], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Run `airlock check` on review_status with a script adapter; the JSON report.
+fn script(name: &str, timeout_ms: &str) -> (Option<i32>, Value) {
+    let (code, report, _reproducers) = script_keeping_reproducers(name, timeout_ms);
+    (code, report)
+}
+
+/// As [`script`], keeping the folder the reproducers were written to.
+fn script_keeping_reproducers(
+    name: &str,
+    timeout_ms: &str,
+) -> (Option<i32>, Value, tempfile::TempDir) {
+    let path = root().join("harness/tests/adapters").join(name);
+    let command = if name.ends_with(".py") {
+        format!("python3 {}", path.display())
+    } else {
+        format!("sh {}", path.display())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let reproducers = dir.path().to_str().unwrap();
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "20",
+            "--timeout-ms",
+            timeout_ms,
+            "--format",
+            "json",
+            "--reproducers",
+            reproducers,
+            "--adapter-cmd",
+            &command,
+        ],
+        b"",
+    );
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+        dir,
+    )
+}
+
+fn finding_kinds(report: &Value) -> BTreeSet<String> {
+    report["contracts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_crashing_adapter_is_reported_as_crash_and_given_up_on() {
+    let (code, report) = script("crash.sh", "2000");
+    assert_eq!(code, Some(1));
+    assert_eq!(finding_kinds(&report), BTreeSet::from(["crash".to_owned()]));
+    assert!(report["contracts"][0]["not_run"].as_u64().unwrap() > 0);
+    let first = &report["contracts"][0]["findings"][0]["message"];
+    assert!(
+        first.as_str().unwrap().contains("giving up"),
+        "stderr tail is reported: {first}"
+    );
+}
+
+#[test]
+fn a_hanging_adapter_is_reported_as_timeout_without_hanging_the_harness() {
+    let start = std::time::Instant::now();
+    let (code, report) = script("hang.sh", "300");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["timeout".to_owned()])
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn a_silent_adapter_is_reported_as_timeout() {
+    let (code, report) = script("silent.sh", "300");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["timeout".to_owned()])
+    );
+}
+
+#[test]
+fn an_adapter_printing_garbage_is_reported_as_protocol() {
+    let (code, report) = script("garbage.sh", "2000");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["protocol".to_owned()])
+    );
+}
+
+#[test]
+fn an_adapter_flooding_its_output_is_reported_as_flood() {
+    let (code, report) = script("huge.sh", "5000");
+    assert_eq!(code, Some(1));
+    assert!(
+        finding_kinds(&report).contains("flood"),
+        "{:?}",
+        finding_kinds(&report)
+    );
+}
+
+#[test]
+fn an_adapter_leaking_error_text_and_unknown_members_is_caught() {
+    let (code, report, _reproducers) = script_keeping_reproducers("leak.py", "5000");
+    assert_eq!(code, Some(1));
+    let kinds = finding_kinds(&report);
+    for kind in ["leak", "shape", "verdict"] {
+        assert!(kinds.contains(kind), "{kind} missing from {kinds:?}");
+    }
+    let reproducer = report["contracts"][0]["findings"][0]["reproducer"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let command = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let out = airlock(
+        &[
+            "check",
+            "--replay",
+            &reproducer,
+            "--adapter-cmd",
+            &command,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "replay reproduces the finding");
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        replayed["contracts"][0]["findings"][0]["case"],
+        report["contracts"][0]["findings"][0]["case"]
+    );
+    let out = airlock(&["check", "--replay", &reproducer], b"");
+    assert_eq!(out.status.code(), Some(0), "the guard passes the same case");
+}
+
+#[test]
+fn a_fixture_that_disagrees_with_its_contract_is_a_contract_error_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        for entry in walk(from) {
+            let target = to.join(entry.strip_prefix(from).unwrap());
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(&entry, &target).unwrap();
+        }
+    };
+    copy(
+        &root().join("schemas/review_status"),
+        &dir.path().join("schemas/review_status"),
+    );
+    copy(
+        &root().join("corpora/review_status"),
+        &dir.path().join("corpora/review_status"),
+    );
+    std::fs::copy(
+        root().join(
+            "corpora/review_status/near_miss/extra_property_admin_override_with_instructions.json",
+        ),
+        dir.path()
+            .join("corpora/review_status/accepted/looks_fine.json"),
+    )
+    .unwrap();
+    let contract = dir.path().join("schemas/review_status");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            contract.to_str().unwrap(),
+            "--cases",
+            "0",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("looks_fine")
+            && stdout.contains("fixture must be admitted but its own contract rejects it"),
+        "{stdout}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_same_seed_gives_the_same_cases_and_findings() {
+    let run = |seed: u64| {
+        let mut adapter = Broken {
+            guards: GuardAdapter::new([guard("review_status")]),
+            flaw: Flaw::CopiesUnknownMembers,
+        };
+        let report = Check::contract(contract_dir("review_status"))
+            .seed(seed)
+            .random_cases(200)
+            .run(&mut adapter)
+            .unwrap();
+        report
+            .findings()
+            .map(|f| (f.case.clone(), f.kind, f.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(5), run(5));
+    assert_ne!(run(5), run(6), "canaries and random cases follow the seed");
+}
+
+#[test]
+fn every_report_format_renders_the_findings() {
+    let report = broken(Flaw::SkipsRequestIdCheck);
+    let json: Value = serde_json::from_str(&report.json()).unwrap();
+    assert_eq!(
+        json["totals"]["findings"].as_u64().unwrap() as usize,
+        report.findings().count()
+    );
+    assert!(json["totals"]["by_kind"]["verdict"].as_u64().unwrap() > 0);
+    let junit = report.junit();
+    assert!(
+        junit.contains("<testsuite name=\"review_status\"")
+            && junit.contains("request_id_mismatch")
+            && junit.contains("<failure"),
+        "{junit}"
+    );
+    let sarif: Value = serde_json::from_str(&report.sarif()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings().count());
+    let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(uri.ends_with(".json"), "{uri}");
+    let markdown = report.markdown();
+    assert!(markdown.contains("| `review_status` |") && markdown.contains("❌"));
+    assert!(report.human(false).contains("findings:"));
+}
