@@ -190,11 +190,24 @@ pub fn object_with_duplicate(
     second: &Value,
 ) -> Vec<u8> {
     let key = serde_json::to_string(name).unwrap_or_default();
+    object_with_duplicate_key(object, name, &key, first, second)
+}
+
+/// As [`object_with_duplicate`], the second occurrence's name written as the raw string
+/// literal `second_key` (such as [`escaped_first_char`] of `name`).
+pub fn object_with_duplicate_key(
+    object: &serde_json::Map<String, Value>,
+    name: &str,
+    second_key: &str,
+    first: &Value,
+    second: &Value,
+) -> Vec<u8> {
+    let key = serde_json::to_string(name).unwrap_or_default();
     let mut out = String::from("{");
     let mut sep = "";
     for (k, v) in object {
         if k == name {
-            out.push_str(&format!("{sep}{key}:{first},{key}:{second}"));
+            out.push_str(&format!("{sep}{key}:{first},{second_key}:{second}"));
         } else {
             out.push_str(&format!(
                 "{sep}{}:{v}",
@@ -205,6 +218,46 @@ pub fn object_with_duplicate(
     }
     out.push('}');
     out.into_bytes()
+}
+
+/// The JSON string literal of `name` with its first character written as a `\uXXXX`
+/// escape (a surrogate pair beyond the BMP): the same name once unescaped. `None` for
+/// the empty name.
+pub fn escaped_first_char(name: &str) -> Option<String> {
+    let first = name.chars().next()?;
+    let mut units = [0u16; 2];
+    let escaped: String = first
+        .encode_utf16(&mut units)
+        .iter()
+        .map(|u| format!("\\u{u:04x}"))
+        .collect();
+    let rest = serde_json::to_string(&name[first.len_utf8()..]).ok()?;
+    Some(format!("\"{escaped}{}", &rest[1..]))
+}
+
+/// The offsets just past every structural `{`, `[`, `,` and `:` of a JSON text (those
+/// inside strings skipped): where a truncated body ends at a structural boundary.
+pub fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &c) in bytes.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'{' | b'[' | b',' | b':' => out.push(i + 1),
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -230,6 +283,41 @@ mod tests {
             &json!(true),
         );
         assert_eq!(out, br#"{"x":1,"approved":false,"approved":true,"y":2}"#);
+    }
+
+    #[test]
+    fn an_escaped_first_char_names_the_same_member() {
+        let key = escaped_first_char("approved").unwrap();
+        assert_eq!(key, r#""\u0061pproved""#);
+        assert_eq!(serde_json::from_str::<String>(&key).unwrap(), "approved");
+        let wide = escaped_first_char("😀/x\"").unwrap();
+        assert_eq!(serde_json::from_str::<String>(&wide).unwrap(), "😀/x\"");
+        assert!(escaped_first_char("").is_none());
+        let doc = json!({"a": 1, "b": 2});
+        let key = escaped_first_char("a").unwrap();
+        let out =
+            object_with_duplicate_key(doc.as_object().unwrap(), "a", &key, &json!(1), &json!(3));
+        assert_eq!(out, br#"{"a":1,"\u0061":3,"b":2}"#);
+    }
+
+    #[test]
+    fn structural_boundaries_skip_strings() {
+        let text = br#"{"a:b":[1,{"c":"{,"}]}"#;
+        let cuts: Vec<&[u8]> = structural_boundaries(text)
+            .into_iter()
+            .map(|i| &text[..i])
+            .collect();
+        assert_eq!(
+            cuts,
+            [
+                &br#"{"#[..],
+                br#"{"a:b":"#,
+                br#"{"a:b":["#,
+                br#"{"a:b":[1,"#,
+                br#"{"a:b":[1,{"#,
+                br#"{"a:b":[1,{"c":"#,
+            ]
+        );
     }
 
     #[test]

@@ -25,23 +25,32 @@ enum Command {
     Admit(cli::admit::AdmitArgs),
     /// Serve the exec protocol with the guard (a sidecar for adapters in any language).
     Guard(cli::guard::GuardArgs),
+    /// Write the adversary's variants of a contract as raw files plus a manifest.
+    Mutate(cli::mutate::MutateArgs),
     /// Strict parse and JSON Schema on standalone files.
     Validate(cli::validate::ValidateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    // A panic is Airlock's own failure, never the input's: exit 3, distinct from findings
+    // (1) and from bad usage or contracts (2).
+    let outcome = std::panic::catch_unwind(|| match cli.command {
         Command::Check(args) => cli::check::run_check(args),
         Command::Admit(args) => cli::admit::run(args),
         Command::Guard(args) => cli::guard::run(args),
+        Command::Mutate(args) => cli::mutate::run(args),
         Command::Validate(args) => cli::validate::run(args),
-    };
-    match result {
-        Ok(exit) => exit.into(),
-        Err(error) => {
+    });
+    match outcome {
+        Ok(Ok(exit)) => exit.into(),
+        Ok(Err(error)) => {
             eprintln!("airlock: error: {error:#}");
             Exit::Usage.into()
+        }
+        Err(_) => {
+            eprintln!("airlock: internal error (a bug in airlock; please report it with the command line)");
+            Exit::Internal.into()
         }
     }
 }

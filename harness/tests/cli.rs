@@ -293,3 +293,74 @@ fn guard_serves_the_exec_protocol_with_the_same_verdicts_as_the_library() {
         );
     }
 }
+
+#[test]
+fn mutate_lists_every_class_of_the_catalogue() {
+    let out = airlock(&["mutate", "--list-classes"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for (class, _) in airlock_harness::adversary::CLASSES {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(class)),
+            "{class} not listed"
+        );
+    }
+}
+
+#[test]
+fn mutate_writes_the_chosen_classes_as_raw_files_with_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let out = airlock(
+        &[
+            "mutate",
+            "--contract",
+            "schemas/review_status",
+            "--fixture",
+            "corpora/review_status/accepted/success_approved_compact.json",
+            "--class",
+            "duplicate_member",
+            "--class",
+            "transport_error",
+            "--out",
+            out_dir,
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let variants = manifest["variants"].as_array().unwrap();
+    assert!(variants.len() >= 10);
+    for v in variants {
+        assert_eq!(
+            v["class"], "duplicate_member",
+            "transport errors derive from no fixture, so --fixture leaves them out"
+        );
+        assert_eq!(v["origin"], "success_approved_compact");
+        assert_eq!(v["expected"], "reject");
+        assert_eq!(v["stage"], "parse");
+        let bytes = std::fs::read(dir.path().join(v["file"].as_str().unwrap())).unwrap();
+        assert!(airlock_guard::parse(&bytes, 64).is_err());
+    }
+    let out = airlock(
+        &[
+            "mutate",
+            "--contract",
+            "schemas/review_status",
+            "--class",
+            "nonsense",
+            "--out",
+            out_dir,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,6 +1,7 @@
 //! Integration tests of airlock-harness and the `airlock` binary: one binary, a module
 //! per area.
 
+mod adversary;
 mod check;
 mod cli;
 mod fixtures;

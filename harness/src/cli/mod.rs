@@ -3,4 +3,5 @@
 pub mod admit;
 pub mod check;
 pub mod guard;
+pub mod mutate;
 pub mod validate;
