@@ -77,7 +77,12 @@ impl Builder<'_> {
             class: class.to_owned(),
             location: location.to_owned(),
             origin: origin.map(str::to_owned),
-            request: request.clone(),
+            request: {
+                // Cases carry the tool, as the exec protocol sends it.
+                let mut request = request.clone();
+                request.tool = Some(self.contract.tool().to_owned());
+                request
+            },
             upstream,
             canaries,
             expect,

@@ -305,8 +305,13 @@ fn run_cases(
         // The reference first: construction errors never reach the adapter.
         let mut runnable = Vec::with_capacity(batch.len());
         for case in batch {
-            let mut request = case.request.clone();
-            request.tool = Some(tool.clone());
+            let request = if case.request.tool.as_deref() == Some(tool.as_str()) {
+                std::borrow::Cow::Borrowed(&case.request)
+            } else {
+                let mut request = case.request.clone();
+                request.tool = Some(tool.clone());
+                std::borrow::Cow::Owned(request)
+            };
             let reference = match &case.upstream {
                 Upstream::Body(bytes) => guard.admit(&request, bytes),
                 Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
@@ -335,8 +340,10 @@ fn run_cases(
             }
             runnable.push((case, request, reference.into_parts().0));
         }
-        let inputs: Vec<(&Request, &Upstream)> =
-            runnable.iter().map(|(c, r, _)| (r, &c.upstream)).collect();
+        let inputs: Vec<(&Request, &Upstream)> = runnable
+            .iter()
+            .map(|(c, r, _)| (&**r, &c.upstream))
+            .collect();
         let mut given_up = false;
         adapter.agent_values(&inputs, &mut |index, actual| {
             let (case, request, reference) = &runnable[index];

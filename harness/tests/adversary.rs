@@ -543,3 +543,60 @@ fn the_guard_in_process_passes_clean_on_the_whole_catalogue_of_each_shipped_cont
         }
     }
 }
+
+/// One line per deterministic case: id, then the reference's stage and diagnostic (or the
+/// agent value when admitted). Snapshotted per contract and class, so a schema edit that
+/// changes why something is rejected — or admits it — shows in review.
+fn diagnostic_lines(catalogue: &Catalogue, class: &str) -> String {
+    let mut out = String::new();
+    for case in catalogue.cases.iter().filter(|c| c.class == class) {
+        let admission = match &case.upstream {
+            Upstream::Body(bytes) => catalogue.guard.admit(&case.request, bytes),
+            Upstream::Transport(e) => catalogue.guard.admit_transport_error(&case.request, *e),
+        };
+        let verdict = match admission.diagnostic() {
+            Some(d) if admission.is_admitted() => format!("{:?}: {d}", admission.audit().verdict()),
+            Some(d) => {
+                let cause = d
+                    .causes()
+                    .first()
+                    .map(|c| format!(" | because {c}"))
+                    .unwrap_or_default();
+                format!("rejected: {d}{cause}")
+            }
+            None => format!(
+                "{:?}: {}",
+                admission.audit().verdict(),
+                admission.agent().to_json_string()
+            ),
+        };
+        out.push_str(&format!("{}\n    {verdict}\n", case.id));
+    }
+    out
+}
+
+#[test]
+fn the_reference_diagnostic_of_every_deterministic_case_is_snapshotted_per_contract_and_class() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(crate::util::root().join("snapshots/variants"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for tool in TOOLS {
+            let subject = Subject::load(&contract_dir(tool)).unwrap();
+            let cases = generate(subject.guard.contract(), &subject.corpus, 0, 0);
+            let catalogue = Catalogue {
+                guard: subject.guard,
+                corpus: subject.corpus,
+                cases,
+            };
+            let classes: BTreeSet<&str> =
+                catalogue.cases.iter().map(|c| c.class.as_str()).collect();
+            for class in classes {
+                insta::assert_snapshot!(
+                    format!("{tool}__{class}"),
+                    diagnostic_lines(&catalogue, class)
+                );
+            }
+        }
+    });
+}
