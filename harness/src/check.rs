@@ -301,6 +301,7 @@ fn run_cases(
     let mut report = ContractReport::new(&tool, guard.contract().dir());
     let mut consecutive = 0;
     let mut done = 0;
+    let mut shrunk = 0;
     'batches: for batch in cases.chunks(BATCH) {
         // The reference first: construction errors never reach the adapter.
         let mut runnable = Vec::with_capacity(batch.len());
@@ -345,8 +346,9 @@ fn run_cases(
             .map(|(c, r, _)| (&**r, &c.upstream))
             .collect();
         let mut given_up = false;
+        let mut pending: Vec<(usize, usize, Option<FindingKind>)> = Vec::new();
         adapter.agent_values(&inputs, &mut |index, actual| {
-            let (case, request, reference) = &runnable[index];
+            let (case, _, reference) = &runnable[index];
             progress(Progress::Case);
             done += 1;
             let findings = judge(case, reference, &actual);
@@ -360,10 +362,10 @@ fn run_cases(
             }
             report.cases += 1;
             if !findings.is_empty() {
-                let reproducer = options
-                    .reproducers
-                    .as_deref()
-                    .and_then(|dir| write_reproducer(dir, subject, options.seed, case, request));
+                // Reproducers are written after the batch, once the case is shrunk (the
+                // adapter is busy answering the batch until then).
+                pending.push((index, report.findings.len(), findings.first().map(|f| f.0)));
+                let reproducer = None;
                 let file = case_file(subject, case);
                 let expected = reference.to_json();
                 if let Some(stats) = report.classes.get_mut(&case.class) {
@@ -390,6 +392,36 @@ fn run_cases(
             }
             ControlFlow::Continue(())
         });
+        for (index, first_finding, kind) in pending {
+            let (case, request, reference) = &runnable[index];
+            let mut minimal = None;
+            if let (Some(kind), true) = (kind, shrunk < MAX_SHRINKS) {
+                if SHRINKABLE.contains(&kind) {
+                    shrunk += 1;
+                    minimal = shrink(guard, case, request, reference, kind, adapter);
+                }
+            }
+            let written = minimal.as_ref().unwrap_or(case);
+            let reproducer = options
+                .reproducers
+                .as_deref()
+                .and_then(|dir| write_reproducer(dir, subject, options.seed, written, request));
+            for finding in &mut report.findings[first_finding..] {
+                if finding.case != case.id {
+                    break;
+                }
+                finding.reproducer.clone_from(&reproducer);
+                if let (Some(small), Upstream::Body(original)) = (&minimal, &case.upstream) {
+                    if let Upstream::Body(bytes) = &small.upstream {
+                        finding.message.push_str(&format!(
+                            " (shrunk from {} to {} bytes)",
+                            original.len(),
+                            bytes.len()
+                        ));
+                    }
+                }
+            }
+        }
         if given_up {
             report.not_run = cases.len() - done;
             report.findings.push(Finding {
@@ -411,6 +443,81 @@ fn run_cases(
         }
     }
     report
+}
+
+/// Findings worth shrinking: those about the value, not about a process that died.
+const SHRINKABLE: [FindingKind; 4] = [
+    FindingKind::Verdict,
+    FindingKind::Value,
+    FindingKind::Leak,
+    FindingKind::Shape,
+];
+
+/// Findings shrunk per contract; later ones keep their full case.
+const MAX_SHRINKS: usize = 20;
+
+/// Adapter calls one shrink may spend.
+const SHRINK_BUDGET: usize = 300;
+
+/// The smallest body (by removing byte ranges, halving the range each round) that still
+/// makes the adapter produce a `kind` finding **and** gets the same verdict from the
+/// reference: a shrunk case that the contract would now admit (or now reject) is a
+/// different case, never reported as the same finding. `None` when nothing smaller keeps
+/// both.
+fn shrink(
+    guard: &Guard,
+    case: &Case,
+    request: &Request,
+    reference: &AgentValue,
+    kind: FindingKind,
+    adapter: &mut dyn Adapter,
+) -> Option<Case> {
+    let Upstream::Body(original) = &case.upstream else {
+        return None;
+    };
+    let rejected = |v: &AgentValue| {
+        v.error()
+            .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse)
+    };
+    let verdict = rejected(reference);
+    let mut best = original.clone();
+    let mut budget = SHRINK_BUDGET;
+    let mut chunk = best.len() / 2;
+    while chunk > 0 && budget > 0 {
+        let mut start = 0;
+        let mut progressed = false;
+        while start < best.len() && budget > 0 {
+            let end = (start + chunk).min(best.len());
+            let mut candidate = best.clone();
+            candidate.drain(start..end);
+            budget -= 1;
+            let reference = guard.admit(request, &candidate);
+            if rejected(reference.agent()) != verdict {
+                start += chunk;
+                continue;
+            }
+            let mut trial = case.clone();
+            trial.upstream = Upstream::Body(candidate.clone());
+            let actual = adapter.agent_value(request, &trial.upstream);
+            if judge(&trial, reference.agent(), &actual)
+                .iter()
+                .any(|(k, _)| *k == kind)
+            {
+                best = candidate;
+                progressed = true;
+            } else {
+                start += chunk;
+            }
+        }
+        if !progressed {
+            chunk /= 2;
+        }
+    }
+    (best.len() < original.len()).then(|| {
+        let mut minimal = case.clone();
+        minimal.upstream = Upstream::Body(best);
+        minimal
+    })
 }
 
 /// The file a case came from, for locating findings (the fixture, else the schema).

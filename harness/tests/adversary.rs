@@ -501,7 +501,12 @@ fn upstream_failures_are_six_failure_envelopes_answering_the_default_request() {
         let mut pairs = BTreeSet::new();
         for (case, body) in catalogue.bodies("upstream_failure") {
             assert!(case.origin.is_none(), "{}", case.id);
-            assert_eq!(case.request, catalogue.corpus.request);
+            let mut default = catalogue.corpus.request.clone();
+            default.tool = Some(tool.to_owned());
+            assert_eq!(
+                case.request, default,
+                "the default request, naming its tool"
+            );
             let envelope = parse(body, catalogue.max_depth()).unwrap();
             assert_eq!(envelope["tool"], tool);
             assert_eq!(

@@ -462,3 +462,48 @@ fn every_report_format_renders_the_findings() {
     assert!(markdown.contains("| `review_status` |") && markdown.contains("❌"));
     assert!(report.human(false).contains("findings:"));
 }
+
+#[test]
+fn findings_are_shrunk_to_a_smaller_case_that_keeps_the_finding_and_the_reference_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut adapter = Broken {
+        guards: GuardAdapter::new([guard("review_status")]),
+        flaw: Flaw::CopiesUnknownMembers,
+    };
+    let report = Check::contract(contract_dir("review_status"))
+        .random_cases(0)
+        .reproducers(dir.path())
+        .run(&mut adapter)
+        .unwrap();
+    let leak = report
+        .findings()
+        .find(|f| f.kind == FindingKind::Leak && f.message.contains("shrunk from"))
+        .expect("a shrunk leak finding");
+    let path = leak.reproducer.as_ref().unwrap();
+    let reproducer: airlock_harness::check::Reproducer =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let Upstream::Body(small) = &reproducer.case.upstream else {
+        panic!("a body case")
+    };
+    let reference = guard("review_status").admit(&reproducer.case.request, small);
+    assert!(
+        !reference.is_admitted(),
+        "the shrunk case is still one the contract rejects"
+    );
+    let replayed = airlock_harness::check::replay(&reproducer, &mut adapter).unwrap();
+    assert!(
+        replayed.findings().any(|f| f.kind == FindingKind::Leak),
+        "the shrunk case still leaks"
+    );
+    let original = report.findings().find(|f| f.case == leak.case).unwrap();
+    let sizes: Vec<usize> = original
+        .message
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert!(
+        sizes.len() >= 2 && sizes[sizes.len() - 1] < sizes[sizes.len() - 2],
+        "{}",
+        original.message
+    );
+}
