@@ -19,6 +19,7 @@ use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
 /// Every class the adversary produces, with what it does.
 pub const CLASSES: &[(&str, &str)] = &[
     ("fixture", "every fixture of the corpus as it is"),
+    ("generated", "valid instances generated from the schema itself, bound to the request and confirmed admitted by the guard; every derived class applies to them too"),
     ("extra_property", "an extra member in every object: canary name and value, admin_override, approved, role"),
     ("missing_member", "every member of every object removed, one at a time"),
     ("type_swap", "every member's value swapped for null, a boolean, a number, a string, an array, an object"),
@@ -153,9 +154,35 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
             Expectation::Transport,
         );
     }
+    let values = crate::generated::valid_instances(contract, &corpus.request, seed, GENERATED);
+    for (n, value) in values.iter().enumerate() {
+        let fixture = Fixture {
+            kind: FixtureKind::Accepted,
+            path: std::path::PathBuf::new(),
+            name: format!("generated_{n}"),
+            bytes: serde_json::to_vec(value).unwrap_or_default(),
+            request: corpus.request.clone(),
+            expect: Expect::Accept,
+        };
+        b.push(
+            "generated",
+            Some(&fixture.name),
+            "",
+            "",
+            &fixture.request,
+            Upstream::Body(fixture.bytes.clone()),
+            Vec::new(),
+            Expectation::Admit,
+        );
+        derived(&mut b, &fixture, value);
+    }
     random_mutations(&mut b, &accepted, random);
     b.cases
 }
+
+/// Valid instances generated from the schema per contract (each also a base for every
+/// derived class).
+pub const GENERATED: usize = 3;
 
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
     let origin = fixture.name.as_str();

@@ -318,7 +318,7 @@ fn run_cases(
                 Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
             };
             report.classes.entry(case.class.clone()).or_default().cases += 1;
-            if let Some(message) = construction_disagrees(case, reference.agent()) {
+            if let Some(message) = construction_disagrees(case, reference.is_admitted()) {
                 let diagnostic = reference
                     .diagnostic()
                     .map(|d| format!(" ({d})"))
@@ -535,10 +535,10 @@ fn case_file(subject: &Subject, case: &Case) -> Option<PathBuf> {
 }
 
 /// Whether the reference contradicts what the case was built to be.
-fn construction_disagrees(case: &Case, reference: &AgentValue) -> Option<String> {
-    let rejected = reference
-        .error()
-        .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse);
+fn construction_disagrees(case: &Case, admitted: bool) -> Option<String> {
+    // By the audit verdict: a valid upstream envelope saying INVALID_RESPONSE is admitted
+    // evidence, though its agent value looks like a rejection.
+    let rejected = !admitted;
     match case.expect {
         Expectation::Admit if rejected => Some(if case.class == "fixture" {
             "fixture must be admitted but its own contract rejects it".into()

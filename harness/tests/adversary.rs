@@ -53,13 +53,19 @@ impl Catalogue {
     /// The parsed accepted fixture a case was derived from.
     fn origin(&self, case: &Case) -> Value {
         let name = case.origin.as_deref().unwrap();
-        let fixture = self
-            .corpus
-            .fixtures
+        if let Some(fixture) = self.corpus.fixtures.iter().find(|f| f.name == name) {
+            return parse(&fixture.bytes, usize::MAX).unwrap();
+        }
+        // An instance generated from the schema: its own `generated` case holds it.
+        let base = self
+            .cases
             .iter()
-            .find(|f| f.name == name)
+            .find(|c| c.class == "generated" && c.origin.as_deref() == Some(name))
             .unwrap();
-        parse(&fixture.bytes, usize::MAX).unwrap()
+        let Upstream::Body(bytes) = &base.upstream else {
+            unreachable!()
+        };
+        parse(bytes, usize::MAX).unwrap()
     }
 
     fn max_depth(&self) -> usize {
@@ -604,4 +610,42 @@ fn the_reference_diagnostic_of_every_deterministic_case_is_snapshotted_per_contr
             }
         }
     });
+}
+
+#[test]
+fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both_envelopes() {
+    for tool in TOOLS {
+        let subject = Subject::load(&contract_dir(tool)).unwrap();
+        let contract = subject.guard.contract();
+        let request = &subject.corpus.request;
+        let instances = airlock_harness::generated::valid_instances(contract, request, 1, 12);
+        assert!(
+            instances.len() >= 6,
+            "{tool}: only {} instances",
+            instances.len()
+        );
+        for instance in &instances {
+            let admission = subject
+                .guard
+                .admit(request, instance.to_string().as_bytes());
+            assert!(
+                admission.is_admitted(),
+                "{tool}: {instance} ({:?})",
+                admission.diagnostic()
+            );
+        }
+        let outcomes: BTreeSet<&str> = instances
+            .iter()
+            .filter_map(|i| i["outcome"].as_str())
+            .collect();
+        assert_eq!(outcomes, BTreeSet::from(["success", "failure"]), "{tool}");
+        assert_eq!(
+            instances,
+            airlock_harness::generated::valid_instances(contract, request, 1, 12)
+        );
+        assert_ne!(
+            instances,
+            airlock_harness::generated::valid_instances(contract, request, 2, 12)
+        );
+    }
 }
