@@ -39,6 +39,21 @@ fn check(c: &mut Criterion) {
         })
         .collect();
     let total: usize = cases.iter().map(Vec::len).sum();
+    let mut generation = c.benchmark_group("variants_generated_per_second");
+    generation.throughput(Throughput::Elements(total as u64));
+    generation.bench_function("adversary_generate_all_contracts", |b| {
+        b.iter(|| {
+            for s in &subjects {
+                black_box(generate(
+                    s.guard.contract(),
+                    &s.corpus,
+                    options.seed,
+                    options.random_cases,
+                ));
+            }
+        });
+    });
+    generation.finish();
     let mut group = c.benchmark_group("check_cases_per_second");
     group.throughput(Throughput::Elements(total as u64));
     group.bench_function("baseline_guard_admit_only", |b| {

@@ -20,9 +20,9 @@ use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
 pub const CLASSES: &[(&str, &str)] = &[
     ("fixture", "every fixture of the corpus as it is"),
     ("generated", "valid instances generated from the schema itself, bound to the request and confirmed admitted by the guard; every derived class applies to them too"),
-    ("extra_property", "an extra member in every object: canary name and value, admin_override, approved, role"),
+    ("extra_property", "an extra member in every object: canary name and value, admin_override, approved, role; a success that also carries error, a failure that also carries data"),
     ("missing_member", "every member of every object removed, one at a time"),
-    ("type_swap", "every member's value swapped for null, a boolean, a number, a string, an array, an object"),
+    ("type_swap", "every member's value swapped for null, a boolean, \"true\", a number, a numeric string, a string, an array, an object; every object wrapped in an array"),
     ("string_edge", "every string member empty, one and ten times past its maxLength (canary), with NUL appended, as injected instructions (canary), with a trailing newline"),
     ("enum_neighbour", "every enum value re-cased and space-prefixed, another member's enum value, \"unknown\"; const members swapped for another tool's name or constant"),
     ("pattern_neighbour", "every patterned string with its last character changed, a character appended, a character prefixed, a trailing newline"),
@@ -39,7 +39,7 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("freshness", "a request time that makes each fresh field just stale and just future"),
     ("upstream_failure", "a well-formed failure envelope for every error code, claiming retryable and not"),
     ("transport_error", "every transport error"),
-    ("random_mutation", "seeded chains of byte and member mutations"),
+    ("random_mutation", "seeded chains of byte and member mutations, half of them on top of another class's variant"),
 ];
 
 struct Builder<'a> {
@@ -184,7 +184,68 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
 /// derived class).
 pub const GENERATED: usize = 3;
 
+/// Objects wrapped in an array, and envelopes crossed: a success that also carries an
+/// `error`, a failure that also carries `data`.
+fn shapes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let origin = fixture.name.as_str();
+    let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
+    for pointer in object_pointers(value).into_iter().filter(|p| !p.is_empty()) {
+        let mut v = value.clone();
+        if let Some(slot) = v.pointer_mut(&pointer) {
+            *slot = Value::Array(vec![slot.take()]);
+        }
+        b.push(
+            "type_swap",
+            Some(origin),
+            &pointer,
+            "wrapped_in_array",
+            &fixture.request,
+            body(&v),
+            Vec::new(),
+            Expectation::Reference,
+        );
+    }
+    let Some(envelope) = value.as_object() else {
+        return;
+    };
+    let token = b.canary("extra_property", origin, "/crossed", 0);
+    let (member, extra, suffix) = match envelope.get("outcome").and_then(Value::as_str) {
+        Some("success") => (
+            "error",
+            json!({"code": "NOT_FOUND", "retryable": false}),
+            "success_with_error",
+        ),
+        Some("failure") => (
+            "data",
+            json!({ "note": token.clone() }),
+            "failure_with_data",
+        ),
+        _ => return,
+    };
+    if envelope.contains_key(member) {
+        return;
+    }
+    let mut v = value.clone();
+    v[member] = extra;
+    let canaries = if member == "data" {
+        vec![token]
+    } else {
+        Vec::new()
+    };
+    b.push(
+        "extra_property",
+        Some(origin),
+        &format!("/{member}"),
+        suffix,
+        &fixture.request,
+        body(&v),
+        canaries,
+        Expectation::Reference,
+    );
+}
+
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    shapes(b, fixture, value);
     let origin = fixture.name.as_str();
     let request = &fixture.request;
     let limits = b.contract.limits();
@@ -1076,11 +1137,27 @@ fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: 
         return;
     }
     let mut rng = Rng::new(b.seed, b.contract.tool());
+    // Half the chains start from a deterministic variant instead of a fixture, so that
+    // classes compose (a duplicate inside a truncated body, a swap past the limit …).
+    let deterministic = b.cases.len();
     for n in 0..count {
         let (fixture, value) = &accepted[rng.below(accepted.len())];
         let mut bytes = serde_json::to_vec(value).unwrap_or_default();
         let mut canaries = Vec::new();
         let mut ops = Vec::new();
+        let mut request = fixture.request.clone();
+        let mut origin = fixture.name.clone();
+        if deterministic > 0 && rng.below(2) == 0 {
+            let base = &b.cases[rng.below(deterministic)];
+            if let (Upstream::Body(base_bytes), Some(base_origin)) = (&base.upstream, &base.origin)
+            {
+                bytes.clone_from(base_bytes);
+                canaries.clone_from(&base.canaries);
+                request = base.request.clone();
+                origin.clone_from(base_origin);
+                ops.push(base.class.clone());
+            }
+        }
         for step in 0..1 + rng.below(3) {
             let len = bytes.len().max(1);
             let at = rng.below(len);
@@ -1088,21 +1165,21 @@ fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: 
                 0 if !bytes.is_empty() => {
                     let i = at.min(bytes.len() - 1);
                     bytes[i] = (rng.next_u64() & 0xff) as u8;
-                    ops.push("flip");
+                    ops.push("flip".into());
                 }
                 1 => {
                     let (i, byte) = (at.min(bytes.len()), (rng.next_u64() & 0xff) as u8);
                     bytes.insert(i, byte);
-                    ops.push("insert");
+                    ops.push("insert".into());
                 }
                 2 if !bytes.is_empty() => {
                     let i = at.min(bytes.len() - 1);
                     bytes.remove(i);
-                    ops.push("delete");
+                    ops.push("delete".into());
                 }
                 3 => {
                     bytes.truncate(at);
-                    ops.push("truncate");
+                    ops.push("truncate".into());
                 }
                 4 => {
                     // A canary member right after a random '{'.
@@ -1121,14 +1198,14 @@ fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: 
                         let member = format!("\"{token}\":\"{token}\",");
                         bytes.splice(open + 1..open + 1, member.bytes());
                         canaries.push(token);
-                        ops.push("canary_member");
+                        ops.push("canary_member".into());
                     }
                 }
                 5 => {
                     let end = (at + 1 + rng.below(16)).min(bytes.len());
                     let slice = bytes[at.min(end)..end].to_vec();
                     bytes.splice(end..end, slice);
-                    ops.push("repeat_slice");
+                    ops.push("repeat_slice".into());
                 }
                 _ => {
                     let mut v = value.clone();
@@ -1144,7 +1221,7 @@ fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: 
                         }
                         canaries.push(token);
                         bytes = serde_json::to_vec(&v).unwrap_or_default();
-                        ops.push("replace_value");
+                        ops.push("replace_value".into());
                     }
                 }
             }
@@ -1152,10 +1229,10 @@ fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: 
         let suffix = format!("{n}:{}", ops.join("+"));
         b.push(
             "random_mutation",
-            Some(&fixture.name),
+            Some(&origin),
             "",
             &suffix,
-            &fixture.request,
+            &request,
             Upstream::Body(bytes),
             canaries,
             Expectation::Reference,

@@ -57,6 +57,39 @@ fn main() {
             }
         }
     }
+    let rows = [
+        (
+            "variants_generated_per_second",
+            "adversary_generate_all_contracts",
+        ),
+        ("check_cases_per_second", "baseline_guard_admit_only"),
+        ("check_cases_per_second", "check_in_process"),
+        (
+            "check_cases_per_second",
+            "check_exec_protocol_airlock_guard",
+        ),
+    ];
+    if rows
+        .iter()
+        .any(|(g, b)| per_second(&criterion.join(g).join(b)).is_some())
+    {
+        println!();
+        println!("| run | per second |");
+        println!("|---|---|");
+        for (group, bench) in rows {
+            if let Some(rate) = per_second(&criterion.join(group).join(bench)) {
+                println!("| {group}/{bench} | {rate:.0} |");
+            }
+        }
+    }
+}
+
+/// Elements per second of a bench with `Throughput::Elements`.
+fn per_second(dir: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(dir.join("new/benchmark.json")).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let elements = v["throughput"]["Elements"].as_f64()?;
+    Some(elements / (mean_ns(dir)? / 1e9))
 }
 
 fn human(ns: f64) -> String {
