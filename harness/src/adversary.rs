@@ -30,6 +30,7 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("number_edge", "raw number text at every member: 1e400, -0, 2^64, 1.0, 1e-400, 01"),
     ("bad_string_bytes", "raw bytes in every string member (canary): a lone surrogate escape, invalid UTF-8, a raw control character"),
     ("duplicate_member", "every member written twice, both orders, with a conflicting canary value, with the same value, and once with an escaped name"),
+    ("array_edge", "every array one past its maxItems and far past max_bytes (repeating its last item)"),
     ("oversize", "a valid body padded with whitespace one byte and far past max_bytes"),
     ("exact_limit", "a valid body padded with whitespace to exactly max_bytes"),
     ("deep_nesting", "nesting one past max_depth in place of a member, and as deep as max_bytes allows"),
@@ -205,6 +206,7 @@ fn shapes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
             Expectation::Reference,
         );
     }
+    arrays(b, fixture, value);
     let Some(envelope) = value.as_object() else {
         return;
     };
@@ -242,6 +244,50 @@ fn shapes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
         canaries,
         Expectation::Reference,
     );
+}
+
+/// Every non-empty array grown one past its schema's `maxItems`, and far past the byte
+/// limit, by repeating its last item.
+fn arrays(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let document = b.contract.schema().document().clone();
+    let max_bytes = usize::try_from(b.contract.limits().max_bytes).unwrap_or(usize::MAX);
+    for (parent, name) in member_pointers(value) {
+        let pointer = format!("{parent}/{}", escape_token(&name));
+        let Some(Value::Array(items)) = value.pointer(&pointer) else {
+            continue;
+        };
+        let Some(last) = items.last() else { continue };
+        let item_len = serde_json::to_vec(last).map_or(1, |t| t.len() + 1);
+        let max_items = schema_at(&document, &pointer)
+            .iter()
+            .find_map(|s| s.get("maxItems").and_then(Value::as_u64))
+            .and_then(|m| usize::try_from(m).ok());
+        let mut grow = |target: usize, suffix: &str| {
+            let mut v = value.clone();
+            if let Some(Value::Array(items)) = v.pointer_mut(&pointer) {
+                items.resize(target, last.clone());
+            }
+            let body = Upstream::Body(serde_json::to_vec(&v).unwrap_or_default());
+            b.push(
+                "array_edge",
+                Some(&fixture.name),
+                &pointer,
+                suffix,
+                &fixture.request,
+                body,
+                Vec::new(),
+                Expectation::Reference,
+            );
+        };
+        if let Some(max) = max_items
+            .filter(|m| m.saturating_add(1).saturating_mul(item_len) <= 4 * max_bytes.max(1024))
+        {
+            grow(max + 1, "one_past_max_items");
+        }
+        if max_bytes < 16 * 1024 * 1024 {
+            grow(items.len() + 2 * max_bytes / item_len + 1, "very_large");
+        }
+    }
 }
 
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {

@@ -117,8 +117,84 @@ fn every_class_of_the_catalogue_is_generated_for_some_shipped_contract_and_no_ot
             seen.insert(case.class.clone());
         }
     }
-    let missing: Vec<_> = listed.iter().filter(|c| !seen.contains(**c)).collect();
+    // No shipped contract has an array; array_edge is checked on the bench contract below.
+    let missing: Vec<_> = listed
+        .iter()
+        .filter(|c| !seen.contains(**c) && **c != "array_edge")
+        .collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");
+}
+
+#[test]
+fn arrays_grow_one_past_max_items_and_far_past_the_byte_limit() {
+    let guard = Guard::new(
+        airlock_guard::Contract::load(crate::util::root().join("benches/contracts/bulk_status"))
+            .unwrap(),
+    );
+    let contract = guard.contract();
+    let request =
+        airlock_guard::Request::new("req.BenchRun1", "2026-12-02T10:00:00Z".parse().unwrap())
+            .param("batch_id", "batch_bench");
+    let base = serde_json::json!({"tool": "bulk_status", "request_id": "req.BenchRun1", "outcome": "success",
+        "data": {"batch_id": "batch_bench", "total": 1, "items": [{"id": "item_1", "state": "done", "score": 0.5, "observed_at": "2026-12-02T09:00:00Z"}]}});
+    assert!(guard
+        .admit(&request, base.to_string().as_bytes())
+        .is_admitted());
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["accepted", "near_miss"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("request.json"),
+        serde_json::to_vec(&request).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("accepted/one_item.json"), base.to_string()).unwrap();
+    let corpus = Corpus::load(dir.path()).unwrap();
+    let cases: Vec<Case> = generate(contract, &corpus, 0, 0)
+        .into_iter()
+        .filter(|c| c.class == "array_edge" && c.origin.as_deref() == Some("one_item"))
+        .collect();
+    let suffixes: BTreeSet<&str> = cases.iter().map(suffix).collect();
+    assert_eq!(
+        suffixes,
+        BTreeSet::from(["very_large"]),
+        "maxItems 100000 is past what one_past_max_items builds"
+    );
+    // The same schema with maxItems 3: one past it is 4 items, otherwise valid.
+    let mut schema = contract.schema().document().clone();
+    schema["$defs"]["success"]["properties"]["data"]["properties"]["items"]["maxItems"] =
+        serde_json::json!(3);
+    let small = airlock_guard::Contract::builder("bulk_status", schema)
+        .limits(contract.limits())
+        .build()
+        .unwrap();
+    let one_past: Vec<Case> = generate(&small, &corpus, 0, 0)
+        .into_iter()
+        .filter(|c| c.class == "array_edge" && suffix(c) == "one_past_max_items")
+        .collect();
+    assert_eq!(one_past.len(), 1);
+    let Upstream::Body(bytes) = &one_past[0].upstream else {
+        unreachable!()
+    };
+    let grown: Value = serde_json::from_slice(bytes).unwrap();
+    assert_eq!(grown["data"]["items"].as_array().unwrap().len(), 4);
+    let admission = Guard::new(small).admit(&one_past[0].request, bytes);
+    assert_eq!(
+        admission.diagnostic().unwrap().causes()[0].keyword(),
+        "maxItems"
+    );
+    for case in &cases {
+        let Upstream::Body(bytes) = &case.upstream else {
+            unreachable!()
+        };
+        assert!(
+            bytes.len() > 2 * 4096,
+            "{} stays within the byte limit",
+            case.id
+        );
+        assert!(!guard.admit(&case.request, bytes).is_admitted());
+    }
 }
 
 #[test]
@@ -546,9 +622,9 @@ fn the_guard_in_process_passes_clean_on_the_whole_catalogue_of_each_shipped_cont
             if contract.classes.contains_key(*class) {
                 continue;
             }
-            // Classes a contract has nothing for (no date-time member, say) are absent.
+            // Classes a contract has nothing for (no date-time member, no array) are absent.
             assert!(
-                ["date_time_neighbour", "freshness"].contains(class),
+                ["date_time_neighbour", "freshness", "array_edge"].contains(class),
                 "{tool}: no {class} cases"
             );
         }
