@@ -102,6 +102,15 @@ pub fn corpus_dir(contract: &Contract) -> Option<PathBuf> {
     Some(root.join("corpora").join(contract.tool()))
 }
 
+/// A fixture's name: its file name without `.json`.
+pub fn fixture_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .trim_end_matches(".json")
+        .to_owned()
+}
+
 /// Read a request file.
 ///
 /// # Errors
@@ -199,12 +208,7 @@ fn fixture(
     default: &Request,
 ) -> Result<Fixture, CorpusError> {
     let bytes = std::fs::read(path).map_err(|e| error(path, e))?;
-    let name = path
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .trim_end_matches(".json")
-        .to_owned();
+    let name = fixture_name(path);
     let override_path = path.with_file_name(format!("{name}.request.json"));
     let request = if override_path.exists() {
         read_request(&override_path)?

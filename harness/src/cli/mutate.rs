@@ -56,12 +56,7 @@ pub fn run(args: MutateArgs) -> Result<Exit> {
     let subject = Subject::load(contract)?;
     let origin = match &args.fixture {
         Some(path) => {
-            let name = path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .trim_end_matches(".json")
-                .to_owned();
+            let name = airlock_harness::corpus::fixture_name(path);
             if !subject.corpus.fixtures.iter().any(|f| f.name == name) {
                 bail!(
                     "{} is not a fixture of this contract's corpus",
