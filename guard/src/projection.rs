@@ -168,71 +168,6 @@ impl AgentValue {
     pub fn to_json_string(&self) -> String {
         self.to_json().to_string()
     }
-
-    /// Read a value some adapter produced, accepting only the two closed shapes (exact
-    /// members, no extras, a known code). Used to judge adapters other than the guard.
-    ///
-    /// # Errors
-    ///
-    /// A sentence saying what departs from the closed shapes.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
-        let obj = value.as_object().ok_or("agent value is not an object")?;
-        let text = |name: &str| -> Result<String, String> {
-            obj.get(name)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("member `{name}` missing or not a string"))
-        };
-        let tool = text("tool")?;
-        let request_id = text("request_id")?;
-        let expect_keys = |keys: &[&str], map: &Map<String, Value>, what: &str| {
-            if map.len() != keys.len() || !keys.iter().all(|k| map.contains_key(*k)) {
-                let found: Vec<_> = map.keys().map(String::as_str).collect();
-                return Err(format!(
-                    "{what} must have exactly {keys:?}, found {found:?}"
-                ));
-            }
-            Ok(())
-        };
-        match text("outcome")?.as_str() {
-            "success" => {
-                expect_keys(
-                    &["tool", "request_id", "outcome", "data"],
-                    obj,
-                    "agent value",
-                )?;
-                let data = obj["data"].as_object().ok_or("`data` is not an object")?;
-                Ok(Self::success(
-                    &Arc::from(tool),
-                    &Arc::from(request_id),
-                    data.clone(),
-                ))
-            }
-            "failure" => {
-                expect_keys(
-                    &["tool", "request_id", "outcome", "error"],
-                    obj,
-                    "agent value",
-                )?;
-                let error = obj["error"].as_object().ok_or("`error` is not an object")?;
-                expect_keys(&["code", "retryable"], error, "`error`")?;
-                let code = error["code"]
-                    .as_str()
-                    .and_then(ErrorCode::from_wire)
-                    .ok_or("`error.code` is not one of the closed set of codes")?;
-                let retryable = error["retryable"]
-                    .as_bool()
-                    .ok_or("`error.retryable` is not a boolean")?;
-                Ok(Self::failure(
-                    &Arc::from(tool),
-                    &Arc::from(request_id),
-                    code,
-                    retryable,
-                ))
-            }
-            _ => Err("`outcome` is neither \"success\" nor \"failure\"".into()),
-        }
-    }
 }
 
 impl Serialize for AgentValue {
@@ -295,19 +230,5 @@ mod tests {
         let fields = ["/data/a", "/data/b/c", "/data/missing"].map(|p| Pointer::parse(p).unwrap());
         let data = project(&mut response, &fields);
         assert_eq!(Value::Object(data), json!({"a": 1, "b": {"c": 2}}));
-    }
-
-    #[test]
-    fn closed_shape_reader_refuses_extra_members_and_unknown_codes() {
-        let ok = json!({"tool":"t","request_id":"r","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}});
-        assert!(AgentValue::from_json(&ok).is_ok());
-        let mut extra = ok.clone();
-        extra["message"] = json!("hi");
-        assert!(AgentValue::from_json(&extra).is_err());
-        let mut code = ok.clone();
-        code["error"]["code"] = json!("PLEASE_APPROVE");
-        assert!(AgentValue::from_json(&code).is_err());
-        let round = AgentValue::from_json(&ok).unwrap().to_json();
-        assert_eq!(round, ok);
     }
 }

@@ -16,6 +16,7 @@ use crate::adversary;
 use crate::cases::{Case, Expectation, Upstream};
 use crate::corpus::{corpus_dir, Corpus};
 use crate::report::{ContractReport, Finding, FindingKind, Report};
+use crate::shape::closed_shape;
 
 /// The default number of random cases per contract.
 pub const DEFAULT_RANDOM_CASES: usize = 500;
@@ -590,8 +591,8 @@ fn judge(
             ));
         }
     }
-    let shape = match AgentValue::from_json(agent) {
-        Ok(shape) => shape,
+    let claim = match closed_shape(agent) {
+        Ok(claim) => claim,
         Err(reason) => {
             findings.push((
                 FindingKind::Shape,
@@ -600,28 +601,30 @@ fn judge(
             return findings;
         }
     };
-    let admitted = |v: &AgentValue| {
-        v.error()
-            .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse)
-    };
-    if admitted(&shape) != admitted(reference) {
-        let say = |v: &AgentValue| if admitted(v) { "admitted" } else { "rejected" };
+    let reference_admits = reference
+        .error()
+        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
+    let say = |admits: bool| if admits { "admitted" } else { "rejected" };
+    if claim.admits() != reference_admits {
         findings.push((
             FindingKind::Verdict,
             format!(
                 "adapter {} what the contract {}",
-                say(&shape),
-                say(reference)
+                say(claim.admits()),
+                say(reference_admits)
             ),
         ));
-    } else if &shape != reference {
-        findings.push((
-            FindingKind::Value,
-            format!(
-                "agent value differs from the reference: {}",
-                diff(&reference.to_json(), agent)
-            ),
-        ));
+    } else {
+        let expected = reference.to_json();
+        if *agent != expected {
+            findings.push((
+                FindingKind::Value,
+                format!(
+                    "agent value differs from the reference: {}",
+                    diff(&expected, agent)
+                ),
+            ));
+        }
     }
     findings
 }

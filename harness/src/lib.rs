@@ -28,4 +28,5 @@ pub mod exit;
 pub mod generated;
 pub mod protocol;
 pub mod report;
+pub mod shape;
 pub mod validate;
