@@ -73,12 +73,7 @@ impl Pointer {
         for token in &self.tokens {
             at = match at {
                 Value::Object(map) => map.get(token)?,
-                Value::Array(items) => {
-                    if token.len() > 1 && token.starts_with('0') {
-                        return None;
-                    }
-                    items.get(token.parse::<usize>().ok()?)?
-                }
+                Value::Array(items) => items.get(array_index(token)?)?,
                 _ => return None,
             };
         }
@@ -93,17 +88,20 @@ impl Pointer {
         for token in &self.tokens {
             at = match at {
                 Value::Object(map) => map.get_mut(token)?,
-                Value::Array(items) => {
-                    if token.len() > 1 && token.starts_with('0') {
-                        return None;
-                    }
-                    items.get_mut(token.parse::<usize>().ok()?)?
-                }
+                Value::Array(items) => items.get_mut(array_index(token)?)?,
                 _ => return None,
             };
         }
         Some(at)
     }
+}
+
+/// A reference token as an array index: digits without a leading zero (RFC 6901).
+fn array_index(token: &str) -> Option<usize> {
+    if token.len() > 1 && token.starts_with('0') {
+        return None;
+    }
+    token.parse().ok()
 }
 
 impl fmt::Display for Pointer {
@@ -123,6 +121,16 @@ mod tests {
         assert_eq!(p.tokens(), ["a/b", "c~d", "1"]);
         let v = json!({"a/b": {"c~d": [0, "hit"]}});
         assert_eq!(p.resolve(&v), Some(&json!("hit")));
+    }
+
+    #[test]
+    fn array_indices_with_a_leading_zero_name_nothing() {
+        let v = json!([10, 20]);
+        assert_eq!(Pointer::parse("/1").unwrap().resolve(&v), Some(&json!(20)));
+        assert_eq!(Pointer::parse("/01").unwrap().resolve(&v), None);
+        assert_eq!(Pointer::parse("/0").unwrap().resolve(&v), Some(&json!(10)));
+        let mut m = v.clone();
+        assert!(Pointer::parse("/01").unwrap().resolve_mut(&mut m).is_none());
     }
 
     #[test]

@@ -583,8 +583,9 @@ fn judge(
         Err(failure) => return vec![failure_kind(failure)],
     };
     let mut findings = Vec::new();
+    let expected = reference.to_json();
     if !case.canaries.is_empty() {
-        for token in leaked(&case.canaries, &reference.to_json(), agent) {
+        for token in leaked(&case.canaries, &expected, agent) {
             findings.push((
                 FindingKind::Leak,
                 format!("canary {token:?} from the rejected input reached the agent value"),
@@ -615,7 +616,6 @@ fn judge(
             ),
         ));
     } else {
-        let expected = reference.to_json();
         if *agent != expected {
             findings.push((
                 FindingKind::Value,
