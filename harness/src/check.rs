@@ -318,7 +318,16 @@ fn run_cases(
                 Upstream::Body(bytes) => guard.admit(&request, bytes),
                 Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
             };
-            report.classes.entry(case.class.clone()).or_default().cases += 1;
+            match report.classes.get_mut(&case.class) {
+                Some(stats) => stats.cases += 1,
+                None => {
+                    let stats = crate::report::ClassSummary {
+                        cases: 1,
+                        findings: 0,
+                    };
+                    report.classes.insert(case.class.clone(), stats);
+                }
+            }
             if let Some(message) = construction_disagrees(case, reference.is_admitted()) {
                 let diagnostic = reference
                     .diagnostic()
@@ -583,9 +592,8 @@ fn judge(
         Err(failure) => return vec![failure_kind(failure)],
     };
     let mut findings = Vec::new();
-    let expected = reference.to_json();
     if !case.canaries.is_empty() {
-        for token in leaked(&case.canaries, &expected, agent) {
+        for token in leaked(&case.canaries, &reference.to_json(), agent) {
             findings.push((
                 FindingKind::Leak,
                 format!("canary {token:?} from the rejected input reached the agent value"),
@@ -616,7 +624,8 @@ fn judge(
             ),
         ));
     } else {
-        if *agent != expected {
+        if !same_value(agent, reference) {
+            let expected = reference.to_json();
             findings.push((
                 FindingKind::Value,
                 format!(
@@ -627,6 +636,25 @@ fn judge(
         }
     }
     findings
+}
+
+/// Whether an adapter's agent value (already known to be a closed shape) equals the
+/// reference's, member by member, without serialising the reference.
+fn same_value(agent: &Value, reference: &AgentValue) -> bool {
+    let text = |name: &str| agent.get(name).and_then(Value::as_str);
+    if text("tool") != Some(reference.tool()) || text("request_id") != Some(reference.request_id())
+    {
+        return false;
+    }
+    match (reference.data(), reference.error()) {
+        (Some(data), _) => agent.get("data").and_then(Value::as_object) == Some(data),
+        (None, Some((code, retryable))) => {
+            let error = &agent["error"];
+            error["code"].as_str() == Some(code.as_str())
+                && error["retryable"].as_bool() == Some(retryable)
+        }
+        (None, None) => false,
+    }
 }
 
 /// Canaries found in the agent value: verbatim, JSON-escaped, re-cased, or any 8+

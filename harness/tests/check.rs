@@ -80,6 +80,7 @@ enum Flaw {
     KeepsLastDuplicate,
     ValidatorMessageInError,
     SkipsRequestIdCheck,
+    TrustsUpstreamRetryable,
 }
 
 impl Adapter for Broken {
@@ -126,6 +127,21 @@ impl Adapter for Broken {
                 let mut agent = admission.agent().to_json();
                 if let Some(d) = admission.diagnostic() {
                     agent["error"]["message"] = json!(d.message());
+                }
+                Ok(agent)
+            }
+            Flaw::TrustsUpstreamRetryable => {
+                // Right verdict, but `retryable` taken from the upstream, not the policy.
+                let mut agent = guard.admit(request, bytes).agent().to_json();
+                let upstream = serde_json::from_slice::<Value>(bytes).ok();
+                if let Some(flag) = upstream
+                    .as_ref()
+                    .and_then(|v| v.pointer("/error/retryable"))
+                {
+                    if agent["outcome"] == "failure" && agent["error"]["code"] != "INVALID_RESPONSE"
+                    {
+                        agent["error"]["retryable"] = flag.clone();
+                    }
                 }
                 Ok(agent)
             }
@@ -185,6 +201,22 @@ fn an_adapter_that_skips_the_request_id_check_is_caught() {
     let report = broken(Flaw::SkipsRequestIdCheck);
     assert!(classes_with(&report, FindingKind::Verdict).contains("request_id_mismatch"));
     assert!(report.findings().all(|f| f.kind == FindingKind::Verdict));
+}
+
+#[test]
+fn an_adapter_that_trusts_the_upstreams_retryable_flag_is_caught_as_a_value_finding() {
+    let report = broken(Flaw::TrustsUpstreamRetryable);
+    assert_eq!(report.exit(), Exit::Findings);
+    assert_eq!(kinds(&report), BTreeSet::from([FindingKind::Value]));
+    let finding = report
+        .findings()
+        .find(|f| f.class == "upstream_failure")
+        .expect("upstream failures caught");
+    assert!(
+        finding.message.contains("/error/retryable"),
+        "{}",
+        finding.message
+    );
 }
 
 #[test]
