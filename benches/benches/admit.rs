@@ -2,7 +2,10 @@
 //! on the same bytes, in the same run; and hostile bodies against a valid 4 KB one.
 //! Results and the command: BENCHMARKS.md. Memory under hostile input: `benches/memory.rs`.
 
-use airlock_benches::{bench_contract, bulk_body, bulk_request, shipped_contract};
+use airlock_benches::{
+    bench_contract, bulk_body, bulk_request, first_success_fixture, fixture_request,
+    shipped_contract,
+};
 use airlock_guard::{Contract, Guard, Request};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use serde_json::Value;
@@ -27,43 +30,9 @@ fn fixture_cases() -> Vec<(String, Contract, Request, Vec<u8>)> {
         "identity_lookup",
     ] {
         let dir = root.join("corpora").join(tool);
-        let request =
-            Request::from_json(&std::fs::read(dir.join("request.json")).unwrap()).unwrap();
-        let mut files: Vec<_> = std::fs::read_dir(dir.join("accepted"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| {
-                p.to_string_lossy().ends_with(".json")
-                    && !p.to_string_lossy().ends_with(".request.json")
-            })
-            .collect();
-        files.sort();
-        let path = files
-            .iter()
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("success")
-            })
-            .unwrap();
-        let override_path = path.with_file_name(
-            path.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .replace(".json", ".request.json"),
-        );
-        let request = if override_path.exists() {
-            Request::from_json(&std::fs::read(override_path).unwrap()).unwrap()
-        } else {
-            request
-        };
-        cases.push((
-            tool.to_owned(),
-            shipped_contract(tool),
-            request,
-            std::fs::read(path).unwrap(),
-        ));
+        let (path, body) = first_success_fixture(&dir).expect("a success fixture");
+        let request = fixture_request(&dir, &path);
+        cases.push((tool.to_owned(), shipped_contract(tool), request, body));
     }
     let large = bench_contract("bulk_status_large");
     cases.push((

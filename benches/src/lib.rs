@@ -2,7 +2,7 @@
 
 use airlock_guard::{Contract, Request};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -66,4 +66,41 @@ pub fn bulk_body(tool: &str, max_len: usize) -> Vec<u8> {
         count += 1;
     }
     format!(r#"{head}{count},"items":[{items}]}}}}"#).into_bytes()
+}
+
+/// The first accepted fixture of `dir` (a `corpora/<tool>/` folder) whose name starts
+/// with `success`, as `(path, bytes)`.
+pub fn first_success_fixture(dir: &Path) -> Option<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("accepted"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("success")
+                && name.ends_with(".json")
+                && !name.ends_with(".request.json")
+        })
+        .collect();
+    files.sort();
+    let path = files.into_iter().next()?;
+    let bytes = std::fs::read(&path).ok()?;
+    Some((path, bytes))
+}
+
+/// The request a fixture answers: its `<name>.request.json` when present, else the
+/// folder's `request.json`.
+///
+/// # Panics
+///
+/// When neither file is a valid request (a broken checkout).
+pub fn fixture_request(dir: &Path, fixture: &Path) -> Request {
+    let name = fixture.file_name().unwrap_or_default().to_string_lossy();
+    let own = fixture.with_file_name(name.replace(".json", ".request.json"));
+    let path = if own.exists() {
+        own
+    } else {
+        dir.join("request.json")
+    };
+    Request::from_json(&std::fs::read(&path).expect("request file reads"))
+        .expect("request file is valid")
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::audit::{Diagnostic, Stage};
 use crate::checks::CheckSpec;
+use crate::pointer;
 use crate::request::Request;
 
 /// Check that `response` answers `request`: the `request_id` member is present and equal,
@@ -14,7 +15,7 @@ use crate::request::Request;
 ///
 /// The diagnostic of the first mismatch.
 pub fn bind(request: &Request, response: &Value, checks: &[CheckSpec]) -> Result<(), Diagnostic> {
-    match response.get("request_id") {
+    match pointer::get(response, "request_id") {
         Some(Value::String(id)) if *id == request.request_id => {}
         Some(other) => {
             return Err(Diagnostic::new(

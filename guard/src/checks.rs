@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{Diagnostic, Stage};
-use crate::pointer::Pointer;
+use crate::pointer::{member, Pointer};
 use crate::request::Request;
 
 /// A declarative check from `contract.toml`.
@@ -81,7 +81,7 @@ impl CheckSpec {
                 .with_instance_path(field.as_str()))
         };
         match self {
-            CheckSpec::EqualsParam { param, .. } => match request.params.get(param) {
+            CheckSpec::EqualsParam { param, .. } => match member(&request.params, param) {
                 Some(expected) if expected == value => Ok(()),
                 Some(expected) => fail(
                     format!("{value} is not the requested {param} {expected}"),
@@ -92,7 +92,7 @@ impl CheckSpec {
                     format!("the request has no parameter {param:?} to compare with"),
                 ),
             },
-            CheckSpec::InParam { param, .. } => match request.params.get(param) {
+            CheckSpec::InParam { param, .. } => match member(&request.params, param) {
                 Some(Value::Array(allowed)) if allowed.contains(value) => Ok(()),
                 Some(Value::Array(_)) => fail(
                     format!("{value} is not one of the requested {param}"),

@@ -12,7 +12,8 @@ use crate::checks::CustomCheck;
 use crate::contract::Contract;
 use crate::limits::{read_limited, ReadError};
 use crate::parse::parse;
-use crate::projection::{project, AgentValue, ErrorCode};
+use crate::pointer;
+use crate::projection::{AgentValue, ErrorCode, Projection};
 use crate::request::Request;
 use crate::retry::TransportError;
 
@@ -47,6 +48,7 @@ pub struct Guard {
     contract: Contract,
     tool: Arc<str>,
     schema_sha256: Arc<str>,
+    projection: Arc<Projection>,
     adapter: Option<Arc<AdapterInfo>>,
     endpoint: Option<Arc<str>>,
     custom: Vec<Arc<dyn CustomCheck>>,
@@ -144,6 +146,7 @@ impl Guard {
         Self {
             tool: Arc::from(contract.tool()),
             schema_sha256: Arc::from(contract.schema().sha256()),
+            projection: Arc::new(Projection::new(contract.agent_fields())),
             contract,
             adapter: None,
             endpoint: None,
@@ -314,11 +317,11 @@ impl Guard {
         mut value: Value,
     ) -> Result<(AgentValue, Verdict), Diagnostic> {
         let tool = &self.tool;
-        match value.get("outcome").and_then(Value::as_str) {
+        match pointer::get(&value, "outcome").and_then(Value::as_str) {
             Some("success") => {
                 // The validated value is ours and about to be dropped: move the agent
                 // fields out of it rather than copy them.
-                let data = project(&mut value, self.contract.agent_fields());
+                let data = self.projection.project(&mut value);
                 Ok((
                     AgentValue::success(tool, request_id, data),
                     Verdict::Admitted,

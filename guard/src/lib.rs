@@ -65,7 +65,7 @@ pub use guard::{Admission, Guard, GuardBuilder};
 pub use limits::{read_limited, Limits, ReadError};
 pub use parse::{parse, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
-pub use projection::{AgentValue, ErrorCode};
+pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;
 pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
 pub use schema::{CompiledSchema, Resources, SchemaError, SchemaOptions, DRAFT_2020_12};

@@ -210,6 +210,37 @@ impl Members {
     }
 }
 
+/// The length of the leading run of `bytes` that needs no attention inside a string (no
+/// quote, backslash or control character), or `None` when the input ends first. Eight
+/// bytes at a time, as serde_json does.
+fn plain_run(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        // The lowest flagged byte is exact (the borrow only flags bytes above it).
+        let flagged = (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash);
+        let flagged = flagged & HIGH;
+        if flagged != 0 {
+            return Some(at + (flagged.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|len| at + len)
+}
+
 fn fnv1a(name: &str) -> u64 {
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -431,10 +462,7 @@ impl Parser<'_> {
         self.scratch.clear();
         // Fast path: no escape before the closing quote.
         let start = self.pos;
-        let plain = self.bytes[start..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-        if let Some(len) = plain {
+        if let Some(len) = plain_run(&self.bytes[start..]) {
             if self.bytes[start + len] == b'"' {
                 let run = &self.bytes[start..start + len];
                 return match std::str::from_utf8(run) {
@@ -448,12 +476,8 @@ impl Parser<'_> {
         }
         loop {
             let run_start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos =
+                plain_run(&self.bytes[run_start..]).map_or(self.bytes.len(), |len| run_start + len);
             let run = &self.bytes[run_start..self.pos];
             match std::str::from_utf8(run) {
                 Ok(text) => self.scratch.push_str(text),
@@ -797,5 +821,35 @@ mod tests {
         let err = parse(br#"{"SECRET_CANARY":1,"SECRET_CANARY":2}"#, 8).unwrap_err();
         assert!(err.to_string().contains("SECRET_CANARY"));
         assert!(!err.masked_message().contains("SECRET_CANARY"));
+    }
+
+    fn plain_run_bytewise(bytes: &[u8]) -> Option<usize> {
+        bytes
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+    }
+
+    #[test]
+    fn plain_run_stops_at_each_special_byte_in_every_lane() {
+        for special in [b'"', b'\\', 0x00, 0x1f] {
+            for at in 0..20 {
+                let mut bytes = vec![b'a'; 24];
+                bytes[at] = special;
+                // Bytes that are neighbours of the specials, or above 0x7f, never stop it.
+                bytes[(at + 1) % 24] = [0x20, 0x21, 0x5d, 0x80, 0x9f, 0xff][at % 6];
+                assert_eq!(plain_run(&bytes), Some(at), "{special:#x} at {at}");
+            }
+        }
+        assert_eq!(
+            plain_run(&[0x20, 0x7f, 0x80, 0xa2, 0xdc, 0xff, 0x21, 0x5b, 0x5d]),
+            None
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plain_run_agrees_with_the_bytewise_scan(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            proptest::prop_assert_eq!(plain_run(&bytes), plain_run_bytewise(&bytes));
+        }
     }
 }

@@ -2,12 +2,14 @@
 //! of an admitted response; on rejection it is the fixed failure. No other path makes one,
 //! so no rejected byte and no validator text can reach the agent.
 
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::ops::Index;
 use std::sync::Arc;
 
-use crate::pointer::Pointer;
+use crate::pointer::{member_mut, Pointer};
 
 /// The codes the agent can see in a failure. A closed set: an upstream envelope with any
 /// other code is rejected, so a code can never carry free text.
@@ -69,8 +71,84 @@ pub struct AgentValue {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Body {
-    Success(Map<String, Value>),
+    Success(Fields),
     Failure { code: ErrorCode, retryable: bool },
+}
+
+/// The `data` of a success: a new object holding the contract's agent fields that the
+/// response carried, in the contract's order, and nothing else.
+///
+/// Read it like a JSON object: `fields["decision"]`, [`Fields::get`], [`Fields::iter`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fields {
+    members: Vec<(String, Value)>,
+}
+
+impl Fields {
+    /// The member `name`, if the response carried it.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.members
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value))
+    }
+
+    /// The members, in the contract's order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+        self.members
+            .iter()
+            .map(|(key, value)| (key.as_str(), value))
+    }
+
+    /// The member names, in the contract's order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.members.iter().map(|(key, _)| key.as_str())
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there are none (an admitted response without any agent field).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// A JSON object with the same members, in the same order.
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.members.iter().cloned().collect()
+    }
+}
+
+impl Index<&str> for Fields {
+    type Output = Value;
+
+    /// The member `name`, or `null` when absent (as `serde_json::Value` indexes).
+    fn index(&self, name: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+/// Equal when both hold the same members with equal values (order aside, as JSON objects
+/// compare).
+impl PartialEq<Map<String, Value>> for Fields {
+    fn eq(&self, other: &Map<String, Value>) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(key, value)| other.get(key) == Some(value))
+    }
+}
+
+impl Serialize for Fields {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self.iter() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }
 
 impl AgentValue {
@@ -97,11 +175,7 @@ impl AgentValue {
         }
     }
 
-    pub(crate) fn success(
-        tool: &Arc<str>,
-        request_id: &Arc<str>,
-        data: Map<String, Value>,
-    ) -> Self {
+    pub(crate) fn success(tool: &Arc<str>, request_id: &Arc<str>, data: Fields) -> Self {
         Self {
             tool: Arc::clone(tool),
             request_id: Arc::clone(request_id),
@@ -125,7 +199,7 @@ impl AgentValue {
     }
 
     /// The projected agent fields of a success.
-    pub fn data(&self) -> Option<&Map<String, Value>> {
+    pub fn data(&self) -> Option<&Fields> {
         match &self.body {
             Body::Success(data) => Some(data),
             Body::Failure { .. } => None,
@@ -151,7 +225,7 @@ impl AgentValue {
         match &self.body {
             Body::Success(data) => {
                 out.insert("outcome".into(), "success".into());
-                out.insert("data".into(), Value::Object(data.clone()));
+                out.insert("data".into(), Value::Object(data.to_map()));
             }
             Body::Failure { code, retryable } => {
                 out.insert("outcome".into(), "failure".into());
@@ -166,20 +240,124 @@ impl AgentValue {
 
     /// The value as one line of compact JSON.
     pub fn to_json_string(&self) -> String {
-        self.to_json().to_string()
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            // Strings, numbers and maps with string keys always serialise; should that
+            // ever change, the agent still gets a closed shape rather than a panic.
+            AgentValue::invalid_response(&self.tool, &self.request_id).to_json_string()
+        })
     }
 }
 
+/// Serialises as [`AgentValue::to_json`] would, without building the JSON value.
 impl Serialize for AgentValue {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Error(ErrorCode, bool);
+        impl Serialize for Error {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("code", self.0.as_str())?;
+                map.serialize_entry("retryable", &self.1)?;
+                map.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("tool", &*self.tool)?;
+        map.serialize_entry("request_id", &*self.request_id)?;
+        match &self.body {
+            Body::Success(data) => {
+                map.serialize_entry("outcome", "success")?;
+                map.serialize_entry("data", data)?;
+            }
+            Body::Failure { code, retryable } => {
+                map.serialize_entry("outcome", "failure")?;
+                map.serialize_entry("error", &Error(*code, *retryable))?;
+            }
+        }
+        map.end()
     }
 }
 
-/// Build the agent `data` object by moving every agent field present in `response` to its
-/// place below `/data` (the `/data` prefix is dropped). Fields absent from an admitted
-/// response are left out. `response` is left with those members nulled.
-pub(crate) fn project(response: &mut Value, fields: &[Pointer]) -> Map<String, Value> {
+/// How the agent fields are gathered, decided once per contract.
+#[derive(Debug, Clone)]
+pub(crate) struct Projection {
+    fields: Vec<Pointer>,
+    /// When every field is `/data/<name>` (the usual contract): the names, sorted, with
+    /// the position of each in the contract's order.
+    flat: Option<Vec<(String, usize)>>,
+}
+
+impl Projection {
+    pub(crate) fn new(fields: &[Pointer]) -> Self {
+        let flat = fields
+            .iter()
+            .enumerate()
+            .map(|(slot, field)| match field.tokens() {
+                [data, name] if data == "data" => Some((name.clone(), slot)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|mut names| {
+                names.sort();
+                names
+            });
+        Self {
+            fields: fields.to_vec(),
+            flat,
+        }
+    }
+
+    /// Build the agent `data` object by moving every agent field present in `response`
+    /// to its place below `/data` (the `/data` prefix is dropped), in the contract's
+    /// order. Fields absent from an admitted response are left out. The members moved
+    /// are taken out of `response`.
+    pub(crate) fn project(&self, response: &mut Value) -> Fields {
+        let data = response
+            .as_object_mut()
+            .and_then(|map| member_mut(map, "data"));
+        match (&self.flat, data) {
+            (Some(names), Some(data @ Value::Object(_))) => {
+                let Value::Object(source) = data.take() else {
+                    unreachable!("matched as an object")
+                };
+                project_flat(source, names)
+            }
+            _ => Fields {
+                members: project_general(response, &self.fields)
+                    .into_iter()
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// Move the members of `source` named in `names` into a new object, in slot order: no
+/// hashing at all, one allocation.
+fn project_flat(source: Map<String, Value>, names: &[(String, usize)]) -> Fields {
+    let slot_of = |key: &str| {
+        names
+            .binary_search_by(|(name, _)| name.as_str().cmp(key))
+            .ok()
+            .map(|i| names[i].1)
+    };
+    let mut members = Vec::with_capacity(names.len());
+    let mut previous = None;
+    let mut ordered = true;
+    for (key, value) in source {
+        if let Some(slot) = slot_of(&key) {
+            ordered &= previous < Some(slot);
+            previous = Some(slot);
+            members.push((key, value));
+        }
+    }
+    if !ordered {
+        // The response lists the fields in another order than the contract.
+        members.sort_by_key(|(key, _)| slot_of(key));
+    }
+    Fields { members }
+}
+
+/// Any pointers (nested, outside `/data`, through arrays): resolve each in turn.
+fn project_general(response: &mut Value, fields: &[Pointer]) -> Map<String, Value> {
     let mut data = Map::new();
     for field in fields {
         let Some(value) = field.resolve_mut(response) else {
@@ -216,6 +394,34 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn serialisation_matches_the_json_value_for_both_shapes() {
+        let tool: Arc<str> = Arc::from("t");
+        let id: Arc<str> = Arc::from("req.12345678");
+        let data = Fields {
+            members: vec![
+                ("z".into(), json!("last\u{2028}")),
+                ("a".into(), json!({"n": [1, 2.5]})),
+            ],
+        };
+        for value in [
+            AgentValue::success(&tool, &id, data.clone()),
+            AgentValue::success(&tool, &id, Fields::default()),
+            AgentValue::failure(&tool, &id, ErrorCode::NotFound, true),
+        ] {
+            assert_eq!(value.to_json_string(), value.to_json().to_string());
+        }
+        assert_eq!(data["z"], "last\u{2028}");
+        assert_eq!(data["absent"], Value::Null);
+        assert_eq!(keys(&data), ["z", "a"]);
+        assert!(
+            data == json!({"a": {"n": [1, 2.5]}, "z": "last\u{2028}"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+    }
+
+    #[test]
     fn fixed_failure_has_the_documented_shape_and_order() {
         let v = AgentValue::invalid_response("review_status", "req.J7q94MkP");
         assert_eq!(
@@ -224,11 +430,62 @@ mod tests {
         );
     }
 
+    fn projection(fields: &[&str]) -> Projection {
+        let fields: Vec<Pointer> = fields.iter().map(|p| Pointer::parse(p).unwrap()).collect();
+        Projection::new(&fields)
+    }
+
+    fn keys(data: &Fields) -> Vec<&str> {
+        data.keys().collect()
+    }
+
     #[test]
     fn projection_copies_only_the_agent_fields() {
         let mut response = json!({"data": {"a": 1, "b": {"c": 2}, "secret": "x"}, "extra": true});
-        let fields = ["/data/a", "/data/b/c", "/data/missing"].map(|p| Pointer::parse(p).unwrap());
-        let data = project(&mut response, &fields);
-        assert_eq!(Value::Object(data), json!({"a": 1, "b": {"c": 2}}));
+        let plan = projection(&["/data/a", "/data/b/c", "/data/missing"]);
+        assert!(plan.flat.is_none());
+        let data = plan.project(&mut response);
+        assert_eq!(Value::Object(data.to_map()), json!({"a": 1, "b": {"c": 2}}));
+    }
+
+    #[test]
+    fn flat_projection_keeps_only_the_fields_in_contract_order() {
+        let plan = projection(&["/data/state", "/data/id", "/data/absent", "/data/at"]);
+        assert!(plan.flat.is_some());
+        for body in [
+            json!({"data": {"id": "x", "secret": "CANARY", "state": "ok", "at": 1}}),
+            json!({"data": {"state": "ok", "id": "x", "at": 1, "secret": "CANARY"}}),
+            json!({"data": {"at": 1, "state": "ok", "secret": "CANARY", "id": "x"}}),
+        ] {
+            let mut response = body;
+            let data = plan.project(&mut response);
+            assert_eq!(keys(&data), ["state", "id", "at"]);
+            assert_eq!(
+                Value::Object(data.to_map()),
+                json!({"state": "ok", "id": "x", "at": 1})
+            );
+        }
+    }
+
+    #[test]
+    fn flat_and_general_projection_agree() {
+        let flat = projection(&["/data/b", "/data/a"]);
+        let general = Projection {
+            flat: None,
+            ..flat.clone()
+        };
+        for body in [
+            json!({"data": {"a": 1, "b": [2], "c": 3}}),
+            json!({"data": {"c": 3}}),
+            json!({"data": ["a", "b"]}),
+            json!({"data": null}),
+            json!({"other": {"a": 1}}),
+            json!([1, 2]),
+        ] {
+            let (mut one, mut two) = (body.clone(), body);
+            let (one, two) = (flat.project(&mut one), general.project(&mut two));
+            assert_eq!(keys(&one), keys(&two));
+            assert_eq!(one, two);
+        }
     }
 }

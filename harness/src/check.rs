@@ -647,7 +647,10 @@ fn same_value(agent: &Value, reference: &AgentValue) -> bool {
         return false;
     }
     match (reference.data(), reference.error()) {
-        (Some(data), _) => agent.get("data").and_then(Value::as_object) == Some(data),
+        (Some(data), _) => agent
+            .get("data")
+            .and_then(Value::as_object)
+            .is_some_and(|agent| data == agent),
         (None, Some((code, retryable))) => {
             let error = &agent["error"];
             error["code"].as_str() == Some(code.as_str())
