@@ -1,11 +1,9 @@
 //! Stage 4: request binding. The response must answer the outstanding request: its
 //! `request_id` is the request's, and every parameter check of the contract holds.
 
-use serde_json::Value;
-
 use crate::audit::{Diagnostic, Stage};
 use crate::checks::CheckSpec;
-use crate::pointer;
+use crate::doc::Node;
 use crate::request::Request;
 
 /// Check that `response` answers `request`: the `request_id` member is present and equal,
@@ -14,9 +12,13 @@ use crate::request::Request;
 /// # Errors
 ///
 /// The diagnostic of the first mismatch.
-pub fn bind(request: &Request, response: &Value, checks: &[CheckSpec]) -> Result<(), Diagnostic> {
-    match pointer::get(response, "request_id") {
-        Some(Value::String(id)) if *id == request.request_id => {}
+pub(crate) fn bind(
+    request: &Request,
+    response: &Node<'_>,
+    checks: &[CheckSpec],
+) -> Result<(), Diagnostic> {
+    match response.get("request_id") {
+        Some(Node::String(id)) if *id == request.request_id => {}
         Some(other) => {
             return Err(Diagnostic::new(
                 Stage::Binding,
@@ -42,13 +44,17 @@ pub fn bind(request: &Request, response: &Value, checks: &[CheckSpec]) -> Result
     checks
         .iter()
         .filter(|c| c.stage() == Stage::Binding)
-        .try_for_each(|c| c.run(request, response))
+        .try_for_each(|c| c.run_doc(request, response))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::parse::parse_doc;
+
+    fn bind_body(body: &str) -> Result<(), Diagnostic> {
+        bind(&request(), &parse_doc(body.as_bytes(), 8).unwrap(), &[])
+    }
 
     fn request() -> Request {
         Request::new("req.J7q94MkP", "2026-12-02T10:00:00Z".parse().unwrap())
@@ -56,16 +62,16 @@ mod tests {
 
     #[test]
     fn matching_request_id_binds() {
-        assert!(bind(&request(), &json!({"request_id": "req.J7q94MkP"}), &[]).is_ok());
+        assert!(bind_body(r#"{"request_id": "req.J7q94MkP"}"#).is_ok());
     }
 
     #[test]
     fn other_or_missing_request_id_is_rejected_at_binding() {
-        let d = bind(&request(), &json!({"request_id": "req.OTHER000"}), &[]).unwrap_err();
+        let d = bind_body(r#"{"request_id": "req.OTHER000"}"#).unwrap_err();
         assert_eq!((d.stage(), d.keyword()), (Stage::Binding, "request_id"));
         assert!(d.message().contains("req.OTHER000"));
         assert!(!d.masked_message().contains("req.OTHER000"));
-        assert!(bind(&request(), &json!({}), &[]).is_err());
-        assert!(bind(&request(), &json!({"request_id": 7}), &[]).is_err());
+        assert!(bind_body("{}").is_err());
+        assert!(bind_body(r#"{"request_id": 7}"#).is_err());
     }
 }

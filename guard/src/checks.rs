@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{Diagnostic, Stage};
+use crate::doc::Node;
 use crate::pointer::{member, Pointer};
 use crate::request::Request;
 
@@ -72,8 +73,21 @@ impl CheckSpec {
     ///
     /// The operator diagnostic of the violation.
     pub fn run(&self, request: &Request, response: &Value) -> Result<(), Diagnostic> {
+        self.judge(request, self.field().resolve(response))
+    }
+
+    /// [`CheckSpec::run`] on the guard's parsed document.
+    pub(crate) fn run_doc(&self, request: &Request, response: &Node<'_>) -> Result<(), Diagnostic> {
+        self.judge(request, response.resolve(self.field()))
+    }
+
+    fn judge<M: Member + ?Sized>(
+        &self,
+        request: &Request,
+        value: Option<&M>,
+    ) -> Result<(), Diagnostic> {
         let field = self.field();
-        let Some(value) = field.resolve(response) else {
+        let Some(value) = value else {
             return Ok(());
         };
         let fail = |message: String, masked: String| {
@@ -82,7 +96,7 @@ impl CheckSpec {
         };
         match self {
             CheckSpec::EqualsParam { param, .. } => match member(&request.params, param) {
-                Some(expected) if expected == value => Ok(()),
+                Some(expected) if value.same_as(expected) => Ok(()),
                 Some(expected) => fail(
                     format!("{value} is not the requested {param} {expected}"),
                     format!("value is not the requested {param}"),
@@ -93,7 +107,7 @@ impl CheckSpec {
                 ),
             },
             CheckSpec::InParam { param, .. } => match member(&request.params, param) {
-                Some(Value::Array(allowed)) if allowed.contains(value) => Ok(()),
+                Some(Value::Array(allowed)) if allowed.iter().any(|a| value.same_as(a)) => Ok(()),
                 Some(Value::Array(_)) => fail(
                     format!("{value} is not one of the requested {param}"),
                     format!("value is not one of the requested {param}"),
@@ -106,7 +120,7 @@ impl CheckSpec {
             CheckSpec::Fresh {
                 max_age, max_skew, ..
             } => {
-                let Some(time) = value.as_str().and_then(|s| s.parse::<Timestamp>().ok()) else {
+                let Some(time) = value.text().and_then(|s| s.parse::<Timestamp>().ok()) else {
                     return fail(
                         format!("{value} is not an RFC 3339 time"),
                         "value is not an RFC 3339 time".into(),
@@ -135,6 +149,31 @@ impl CheckSpec {
                 Ok(())
             }
         }
+    }
+}
+
+/// What a check reads of a response member: a `serde_json` value or a document node.
+trait Member: fmt::Display {
+    fn text(&self) -> Option<&str>;
+    /// Equality under `serde_json`'s rules.
+    fn same_as(&self, other: &Value) -> bool;
+}
+
+impl Member for Value {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn same_as(&self, other: &Value) -> bool {
+        self == other
+    }
+}
+
+impl Member for Node<'_> {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn same_as(&self, other: &Value) -> bool {
+        Node::same_as(self, other)
     }
 }
 

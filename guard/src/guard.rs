@@ -2,7 +2,6 @@
 //! that order, for every body. The agent value is made in exactly two places: the
 //! projection of an admitted response and the fixed failure.
 
-use serde_json::Value;
 use std::io::Read;
 use std::sync::Arc;
 
@@ -10,9 +9,9 @@ use crate::audit::{AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Ve
 use crate::binding::bind;
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
+use crate::doc::Node;
 use crate::limits::{read_limited, ReadError};
-use crate::parse::parse;
-use crate::pointer;
+use crate::parse::{parse_doc, ParseError};
 use crate::projection::{AgentValue, ErrorCode, Projection};
 use crate::request::Request;
 use crate::retry::TransportError;
@@ -289,56 +288,57 @@ impl Guard {
                 "the request is for another tool",
             ));
         }
-        let value = parse(body, contract.limits().max_depth).map_err(|e| {
-            Diagnostic::new(Stage::Parse, e.keyword(), e.to_string(), e.masked_message())
-                .with_byte_offset(e.offset())
-        })?;
-        contract.schema().validate(&value)?;
-        bind(request, &value, contract.checks())?;
+        let doc =
+            parse_doc(body, contract.limits().max_depth).map_err(ParseError::into_diagnostic)?;
+        contract.schema().validate_doc(&doc)?;
+        bind(request, &doc, contract.checks())?;
         for check in contract
             .checks()
             .iter()
             .filter(|c| c.stage() == Stage::Checks)
         {
-            check.run(request, &value)?;
+            check.run_doc(request, &doc)?;
         }
-        for check in &self.custom {
-            check
-                .check(request, &value)
-                .map_err(|f| f.into_diagnostic(check.name()))?;
+        if !self.custom.is_empty() {
+            // Custom checks read `serde_json` values: only guards that have some pay for
+            // the copy.
+            let value = doc.to_value();
+            for check in &self.custom {
+                check
+                    .check(request, &value)
+                    .map_err(|f| f.into_diagnostic(check.name()))?;
+            }
         }
-        self.project(request_id, value)
+        self.project(request_id, doc)
     }
 
     /// Stage 6: the agent value of an admitted envelope.
     fn project(
         &self,
         request_id: &Arc<str>,
-        mut value: Value,
+        doc: Node<'_>,
     ) -> Result<(AgentValue, Verdict), Diagnostic> {
         let tool = &self.tool;
-        match pointer::get(&value, "outcome").and_then(Value::as_str) {
+        match doc.get("outcome").and_then(Node::as_str) {
             Some("success") => {
-                // The validated value is ours and about to be dropped: move the agent
-                // fields out of it rather than copy them.
-                let data = self.projection.project(&mut value);
+                let data = self.projection.project(doc);
                 Ok((
                     AgentValue::success(tool, request_id, data),
                     Verdict::Admitted,
                 ))
             }
             Some("failure") => {
-                let code = value
-                    .pointer("/error/code")
-                    .and_then(Value::as_str)
+                let wire = doc.get("error").and_then(|error| error.get("code"));
+                let code = wire
+                    .and_then(Node::as_str)
                     .and_then(ErrorCode::from_wire)
                     .ok_or_else(|| {
+                        let shown = wire.map_or_else(|| "null".to_owned(), Node::to_string);
                         Diagnostic::new(
                             Stage::Projection,
                             "error_code",
                             format!(
-                                "failure code {} is not one of {:?}",
-                                value.pointer("/error/code").unwrap_or(&Value::Null),
+                                "failure code {shown} is not one of {:?}",
                                 ErrorCode::ALL.map(ErrorCode::as_str)
                             ),
                             "failure code is outside the closed set",

@@ -47,6 +47,7 @@ mod audit;
 mod binding;
 mod checks;
 mod contract;
+mod doc;
 mod guard;
 mod limits;
 mod parse;

@@ -2,8 +2,12 @@
 //! depth counted on the way in, duplicate member names rejected before their value is
 //! parsed, numbers kept exact or rejected. Every error carries the byte offset.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
+use std::borrow::Cow;
 use std::fmt;
+
+use crate::audit::{Diagnostic, Stage};
+use crate::doc::{Node, Object};
 
 /// Why a body is not strict JSON.
 ///
@@ -101,6 +105,17 @@ impl ParseError {
     }
 
     /// The message without any text taken from the input.
+    pub(crate) fn into_diagnostic(self) -> Diagnostic {
+        Diagnostic::new(
+            Stage::Parse,
+            self.keyword(),
+            self.to_string(),
+            self.masked_message(),
+        )
+        .with_byte_offset(self.offset())
+    }
+
+    /// The message without the input's text (member names are left out).
     pub fn masked_message(&self) -> String {
         match &self.kind {
             ParseErrorKind::DuplicateMember(_) => {
@@ -158,28 +173,28 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// The containers still open while parsing.
-enum Frame {
-    Array(Vec<Value>),
-    Object(Members),
+enum Frame<'a> {
+    Array(Vec<Node<'a>>),
+    Object(Members<'a>),
 }
 
 /// The members of an open object, in order, with the name whose value is being parsed.
 /// Kept as a vector (one hash per name when the object closes, as serde_json does);
 /// duplicates are found by a scan while small and through a set of name hashes past
 /// [`Members::SCAN`] members.
-struct Members {
-    done: Vec<(String, Value)>,
-    pending: String,
+struct Members<'a> {
+    done: Vec<(Cow<'a, str>, Node<'a>)>,
+    pending: Cow<'a, str>,
     hashes: Option<std::collections::HashSet<u64>>,
 }
 
-impl Members {
+impl<'a> Members<'a> {
     const SCAN: usize = 16;
 
-    fn new(done: Vec<(String, Value)>) -> Self {
+    fn new(done: Vec<(Cow<'a, str>, Node<'a>)>) -> Self {
         Self {
             done,
-            pending: String::new(),
+            pending: Cow::Borrowed(""),
             hashes: None,
         }
     }
@@ -195,7 +210,7 @@ impl Members {
         hashes.contains(&fnv1a(name)) && self.done.iter().any(|(k, _)| k == name)
     }
 
-    fn push(&mut self, value: Value) {
+    fn push(&mut self, value: Node<'a>) {
         let name = std::mem::take(&mut self.pending);
         if let Some(hashes) = &mut self.hashes {
             hashes.insert(fnv1a(&name));
@@ -204,9 +219,9 @@ impl Members {
     }
 
     /// The object, and the emptied vector for reuse.
-    fn finish(mut self) -> (Value, Vec<(String, Value)>) {
-        let map = self.done.drain(..).collect::<Map<String, Value>>();
-        (Value::Object(map), self.done)
+    fn finish(mut self) -> (Node<'a>, Vec<(Cow<'a, str>, Node<'a>)>) {
+        let members = self.done.drain(..).collect();
+        (Node::Object(Object::new(members)), self.done)
     }
 }
 
@@ -256,6 +271,11 @@ fn fnv1a(name: &str) -> u64 {
 ///
 /// A [`ParseError`] with the first violation and its byte offset.
 pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
+    parse_doc(bytes, max_depth).map(Node::into_value)
+}
+
+/// [`parse`] into the guard's borrowed document.
+pub(crate) fn parse_doc(bytes: &[u8], max_depth: usize) -> Result<Node<'_>, ParseError> {
     Parser {
         bytes,
         pos: 0,
@@ -272,10 +292,10 @@ struct Parser<'a> {
     max_depth: usize,
     scratch: String,
     /// Emptied member vectors of closed objects, reused for the next object.
-    spare: Vec<Vec<(String, Value)>>,
+    spare: Vec<Vec<(Cow<'a, str>, Node<'a>)>>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn err<T>(&self, kind: ParseErrorKind, offset: usize) -> Result<T, ParseError> {
         Err(ParseError::new(kind, offset))
     }
@@ -290,7 +310,7 @@ impl Parser<'_> {
         }
     }
 
-    fn document(mut self) -> Result<Value, ParseError> {
+    fn document(mut self) -> Result<Node<'a>, ParseError> {
         if self.bytes.starts_with(b"\xEF\xBB\xBF") {
             return self.err(ParseErrorKind::ByteOrderMark, 0);
         }
@@ -308,7 +328,7 @@ impl Parser<'_> {
                     self.skip_ws();
                     if self.peek() == Some(b'}') {
                         self.pos += 1;
-                        Value::Object(Map::new())
+                        Node::Object(Object::new(Vec::new()))
                     } else {
                         let mut members = Members::new(self.spare.pop().unwrap_or_default());
                         members.pending = self.member_name(&mut members)?;
@@ -321,16 +341,16 @@ impl Parser<'_> {
                     self.skip_ws();
                     if self.peek() == Some(b']') {
                         self.pos += 1;
-                        Value::Array(Vec::new())
+                        Node::Array(Vec::new())
                     } else {
                         stack.push(Frame::Array(Vec::new()));
                         continue 'value;
                     }
                 }
-                Some(b'"') => Value::String(self.string()?),
-                Some(b't') => self.literal(b"true", Value::Bool(true))?,
-                Some(b'f') => self.literal(b"false", Value::Bool(false))?,
-                Some(b'n') => self.literal(b"null", Value::Null)?,
+                Some(b'"') => Node::String(self.string()?),
+                Some(b't') => self.literal(b"true", Node::Bool(true))?,
+                Some(b'f') => self.literal(b"false", Node::Bool(false))?,
+                Some(b'n') => self.literal(b"null", Node::Null)?,
                 Some(b'-' | b'0'..=b'9') => self.number()?,
                 Some(b'/') => return self.err(ParseErrorKind::Comment, start),
                 Some(b'N' | b'I') => return self.err(ParseErrorKind::NonFiniteNumber, start),
@@ -362,7 +382,7 @@ impl Parser<'_> {
                                 let Some(Frame::Array(items)) = stack.pop() else {
                                     unreachable!("the top frame was just matched as an array")
                                 };
-                                value = Value::Array(items);
+                                value = Node::Array(items);
                             }
                             other => return self.unexpected(other),
                         }
@@ -418,7 +438,7 @@ impl Parser<'_> {
 
     /// A member name and its colon; a name already in `map` is rejected here, before its
     /// value is read.
-    fn member_name(&mut self, members: &mut Members) -> Result<String, ParseError> {
+    fn member_name(&mut self, members: &mut Members<'a>) -> Result<Cow<'a, str>, ParseError> {
         let start = self.pos;
         match self.peek() {
             Some(b'"') => {}
@@ -427,7 +447,7 @@ impl Parser<'_> {
         }
         let name = self.string()?;
         if members.contains(&name) {
-            return self.err(ParseErrorKind::DuplicateMember(name), start);
+            return self.err(ParseErrorKind::DuplicateMember(name.into_owned()), start);
         }
         self.skip_ws();
         match self.peek() {
@@ -439,7 +459,7 @@ impl Parser<'_> {
         }
     }
 
-    fn literal(&mut self, word: &[u8], value: Value) -> Result<Value, ParseError> {
+    fn literal(&mut self, word: &[u8], value: Node<'a>) -> Result<Node<'a>, ParseError> {
         let end = self.pos + word.len();
         if self.bytes.get(self.pos..end) == Some(word) {
             self.pos = end;
@@ -457,18 +477,18 @@ impl Parser<'_> {
     }
 
     /// A string starting at the opening quote; the cursor ends after the closing quote.
-    fn string(&mut self) -> Result<String, ParseError> {
+    fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
         self.pos += 1;
         self.scratch.clear();
         // Fast path: no escape before the closing quote.
         let start = self.pos;
         if let Some(len) = plain_run(&self.bytes[start..]) {
             if self.bytes[start + len] == b'"' {
-                let run = &self.bytes[start..start + len];
-                return match std::str::from_utf8(run) {
+                let bytes: &'a [u8] = self.bytes;
+                return match std::str::from_utf8(&bytes[start..start + len]) {
                     Ok(text) => {
                         self.pos = start + len + 1;
-                        Ok(text.to_owned())
+                        Ok(Cow::Borrowed(text))
                     }
                     Err(e) => self.err(ParseErrorKind::InvalidUtf8, start + e.valid_up_to()),
                 };
@@ -488,7 +508,7 @@ impl Parser<'_> {
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(std::mem::take(&mut self.scratch));
+                    return Ok(Cow::Owned(std::mem::take(&mut self.scratch)));
                 }
                 Some(b'\\') => self.escape()?,
                 Some(_) => return self.err(ParseErrorKind::ControlCharacterInString, self.pos),
@@ -571,7 +591,7 @@ impl Parser<'_> {
         self.pos - start
     }
 
-    fn number(&mut self) -> Result<Value, ParseError> {
+    fn number(&mut self) -> Result<Node<'a>, ParseError> {
         let start = self.pos;
         let negative = self.peek() == Some(b'-');
         if negative {
@@ -617,8 +637,11 @@ impl Parser<'_> {
             };
             return match parsed {
                 // `-0` is kept as the float serde_json makes of it.
-                Some(n) if negative && n.as_i64() == Some(0) => Ok(Value::from(-0.0_f64)),
-                Some(n) => Ok(Value::Number(n)),
+                Some(n) if negative && n.as_i64() == Some(0) => match Number::from_f64(-0.0) {
+                    Some(zero) => Ok(Node::Number(zero)),
+                    None => self.err(ParseErrorKind::InvalidNumber, start),
+                },
+                Some(n) => Ok(Node::Number(n)),
                 None => self.err(ParseErrorKind::IntegerOutOfRange, start),
             };
         }
@@ -632,7 +655,7 @@ impl Parser<'_> {
             return self.err(ParseErrorKind::NumberUnderflow, start);
         }
         match Number::from_f64(float) {
-            Some(n) => Ok(Value::Number(n)),
+            Some(n) => Ok(Node::Number(n)),
             None => self.err(ParseErrorKind::NumberOverflow, start),
         }
     }

@@ -9,7 +9,8 @@ use std::fmt;
 use std::ops::Index;
 use std::sync::Arc;
 
-use crate::pointer::{member_mut, Pointer};
+use crate::doc::{Node, Object};
+use crate::pointer::Pointer;
 
 /// The codes the agent can see in a failure. A closed set: an upstream envelope with any
 /// other code is rejected, so a code can never carry free text.
@@ -306,33 +307,31 @@ impl Projection {
         }
     }
 
-    /// Build the agent `data` object by moving every agent field present in `response`
-    /// to its place below `/data` (the `/data` prefix is dropped), in the contract's
-    /// order. Fields absent from an admitted response are left out. The members moved
-    /// are taken out of `response`.
-    pub(crate) fn project(&self, response: &mut Value) -> Fields {
-        let data = response
-            .as_object_mut()
-            .and_then(|map| member_mut(map, "data"));
-        match (&self.flat, data) {
-            (Some(names), Some(data @ Value::Object(_))) => {
-                let Value::Object(source) = data.take() else {
-                    unreachable!("matched as an object")
+    /// Build the agent `data` object from every agent field present in `response`, each
+    /// at its place below `/data` (the `/data` prefix is dropped), in the contract's order.
+    /// Fields absent from an admitted response are left out. Only these fields become
+    /// owned values; the rest of the document is dropped with it.
+    pub(crate) fn project(&self, response: Node<'_>) -> Fields {
+        match (&self.flat, response.get("data")) {
+            (Some(names), Some(Node::Object(_))) => {
+                let Node::Object(root) = response else {
+                    unreachable!("only an object has a member")
                 };
-                project_flat(source, names)
+                let data = root.into_members().find(|(key, _)| key == "data");
+                match data {
+                    Some((_, Node::Object(source))) => project_flat(source, names),
+                    _ => unreachable!("`data` was just found to be an object"),
+                }
             }
-            _ => Fields {
-                members: project_general(response, &self.fields)
-                    .into_iter()
-                    .collect(),
-            },
+            _ => project_general(&response, &self.fields),
         }
     }
 }
 
-/// Move the members of `source` named in `names` into a new object, in slot order: no
-/// hashing at all, one allocation.
-fn project_flat(source: Map<String, Value>, names: &[(String, usize)]) -> Fields {
+/// The members of `source` named in `names`, in slot order, as a new object: no hashing,
+/// one allocation for the object, one per string the response escaped or the parser could
+/// not borrow.
+fn project_flat(source: Object<'_>, names: &[(String, usize)]) -> Fields {
     let slot_of = |key: &str| {
         names
             .binary_search_by(|(name, _)| name.as_str().cmp(key))
@@ -342,11 +341,11 @@ fn project_flat(source: Map<String, Value>, names: &[(String, usize)]) -> Fields
     let mut members = Vec::with_capacity(names.len());
     let mut previous = None;
     let mut ordered = true;
-    for (key, value) in source {
+    for (key, value) in source.into_members() {
         if let Some(slot) = slot_of(&key) {
             ordered &= previous < Some(slot);
             previous = Some(slot);
-            members.push((key, value));
+            members.push((key.into_owned(), value.into_value()));
         }
     }
     if !ordered {
@@ -357,13 +356,12 @@ fn project_flat(source: Map<String, Value>, names: &[(String, usize)]) -> Fields
 }
 
 /// Any pointers (nested, outside `/data`, through arrays): resolve each in turn.
-fn project_general(response: &mut Value, fields: &[Pointer]) -> Map<String, Value> {
+fn project_general(response: &Node<'_>, fields: &[Pointer]) -> Fields {
     let mut data = Map::new();
     for field in fields {
-        let Some(value) = field.resolve_mut(response) else {
+        let Some(value) = response.resolve(field) else {
             continue;
         };
-        let value = value.take();
         let tokens = field.agent_tokens();
         let Some((last, parents)) = tokens.split_last() else {
             continue;
@@ -383,9 +381,11 @@ fn project_general(response: &mut Value, fields: &[Pointer]) -> Map<String, Valu
             };
             slot = next;
         }
-        slot.insert(last.clone(), value);
+        slot.insert(last.clone(), value.to_value());
     }
-    data
+    Fields {
+        members: data.into_iter().collect(),
+    }
 }
 
 #[cfg(test)]
@@ -439,12 +439,17 @@ mod tests {
         data.keys().collect()
     }
 
+    fn project(plan: &Projection, body: &Value) -> Fields {
+        let text = body.to_string();
+        plan.project(crate::parse::parse_doc(text.as_bytes(), 16).unwrap())
+    }
+
     #[test]
     fn projection_copies_only_the_agent_fields() {
-        let mut response = json!({"data": {"a": 1, "b": {"c": 2}, "secret": "x"}, "extra": true});
+        let response = json!({"data": {"a": 1, "b": {"c": 2}, "secret": "x"}, "extra": true});
         let plan = projection(&["/data/a", "/data/b/c", "/data/missing"]);
         assert!(plan.flat.is_none());
-        let data = plan.project(&mut response);
+        let data = project(&plan, &response);
         assert_eq!(Value::Object(data.to_map()), json!({"a": 1, "b": {"c": 2}}));
     }
 
@@ -457,8 +462,7 @@ mod tests {
             json!({"data": {"state": "ok", "id": "x", "at": 1, "secret": "CANARY"}}),
             json!({"data": {"at": 1, "state": "ok", "secret": "CANARY", "id": "x"}}),
         ] {
-            let mut response = body;
-            let data = plan.project(&mut response);
+            let data = project(&plan, &body);
             assert_eq!(keys(&data), ["state", "id", "at"]);
             assert_eq!(
                 Value::Object(data.to_map()),
@@ -482,8 +486,7 @@ mod tests {
             json!({"other": {"a": 1}}),
             json!([1, 2]),
         ] {
-            let (mut one, mut two) = (body.clone(), body);
-            let (one, two) = (flat.project(&mut one), general.project(&mut two));
+            let (one, two) = (project(&flat, &body), project(&general, &body));
             assert_eq!(keys(&one), keys(&two));
             assert_eq!(one, two);
         }

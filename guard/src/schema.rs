@@ -3,6 +3,7 @@
 //! retrieval except the contract's own files, served from memory.
 
 use jsonschema::error::ValidationErrorKind;
+use jsonschema::json::Json;
 use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -10,6 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::audit::{sha256_hex, Diagnostic, Stage};
+use crate::doc::{Doc, Node};
+use crate::parse::{parse_doc, ParseError};
 
 /// The only dialect a contract schema may declare.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -125,7 +128,10 @@ impl SchemaOptions {
 
 /// A compiled schema and the digest of the document it came from.
 pub struct CompiledSchema {
+    /// For `serde_json` values, and for the diagnostic of a rejection.
     validator: Validator,
+    /// For the guard's own parsed documents: the same schema, the same options.
+    doc_validator: Validator<Doc>,
     document: Value,
     sha256: String,
 }
@@ -187,30 +193,36 @@ impl CompiledSchema {
             }
         }
         check_patterns(&document)?;
-        let mut builder = Self::options(resources, options).with_base_uri(base_uri);
-        if document.get("$schema").is_none() {
-            builder = builder.with_draft(Draft::Draft202012);
-        }
-        let validator = builder
-            .build(&document)
-            .map_err(|e| SchemaError::Invalid(e.to_string()))?;
+        let validator = Self::build(&document, base_uri, resources, options)?;
+        let doc_validator = Self::build(&document, base_uri, resources, options)?;
         Ok(Self {
             validator,
+            doc_validator,
             document,
             sha256: sha256_hex(source),
         })
     }
 
-    /// The validator options every Airlock schema is compiled with.
-    fn options(
+    /// A validator for the representation `F`, with the options every Airlock schema is
+    /// compiled with.
+    fn build<F: Json>(
+        document: &Value,
+        base_uri: &str,
         resources: &Resources,
         options: SchemaOptions,
-    ) -> jsonschema::ValidationOptions<'static> {
-        jsonschema::options()
+    ) -> Result<Validator<F>, SchemaError> {
+        let mut builder = jsonschema::options_for::<F>()
             .should_validate_formats(options.assert_formats)
             .should_ignore_unknown_formats(false)
             .with_pattern_options(PatternOptions::regex())
             .with_retriever(LocalRetriever(Arc::new(resources.by_uri.clone())))
+            .with_base_uri(base_uri);
+        if document.get("$schema").is_none() {
+            builder = builder.with_draft(Draft::Draft202012);
+        }
+        builder
+            .build(document)
+            .map_err(|e| SchemaError::Invalid(e.to_string()))
     }
 
     /// The schema document.
@@ -226,6 +238,37 @@ impl CompiledSchema {
     /// Whether `instance` is valid.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.validator.is_valid(instance)
+    }
+
+    /// Strict-parse `bytes` (at most `max_depth` containers deep) and validate them: the
+    /// guard's stages 2 and 3, without a contract.
+    ///
+    /// # Errors
+    ///
+    /// The [`Diagnostic`] of the parse error (stage `parse`, with its byte offset) or of
+    /// the first schema violation.
+    pub fn validate_bytes(&self, bytes: &[u8], max_depth: usize) -> Result<(), Diagnostic> {
+        let doc = parse_doc(bytes, max_depth).map_err(ParseError::into_diagnostic)?;
+        self.validate_doc(&doc)
+    }
+
+    /// Validate the guard's parsed document in place; only a rejection pays for a
+    /// `serde_json` copy, to explain itself.
+    pub(crate) fn validate_doc(&self, doc: &Node<'_>) -> Result<(), Diagnostic> {
+        if self.doc_validator.is_valid(doc) {
+            return Ok(());
+        }
+        match self.validator.validate(&doc.to_value()) {
+            Err(error) => Err(diagnose(&error)),
+            // The two validators share one compiled schema description and are tested to
+            // agree; should they ever not, the response stays rejected.
+            Ok(()) => Err(Diagnostic::new(
+                Stage::Schema,
+                "schema",
+                "the response is invalid, but the validator gave no explanation",
+                "the response is invalid, but the validator gave no explanation",
+            )),
+        }
     }
 
     /// Validate `instance`; on failure, the operator diagnostic of the most relevant

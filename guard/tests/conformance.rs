@@ -309,14 +309,20 @@ fn run_schema_suite(
                     "{name}::{description}::{}",
                     test["description"].as_str().unwrap_or_default()
                 );
-                let ok = match &compiled {
-                    Ok(s) => s.is_valid(&test["data"]) == test["valid"].as_bool().unwrap(),
-                    Err(_) => false,
-                };
-                if ok {
-                    passed += 1;
-                } else {
+                let expected = test["valid"].as_bool().unwrap();
+                let Ok(s) = &compiled else {
                     failures.push(id);
+                    continue;
+                };
+                // Both ways in: a `serde_json` value, and the raw bytes the guard parses
+                // itself and validates in place.
+                let bytes = serde_json::to_vec(&test["data"]).unwrap();
+                let by_value = s.is_valid(&test["data"]) == expected;
+                let by_bytes = s.validate_bytes(&bytes, 128).is_ok() == expected;
+                match (by_value, by_bytes) {
+                    (true, true) => passed += 1,
+                    (false, _) => failures.push(id),
+                    (true, false) => failures.push(format!("{id} [from bytes]")),
                 }
             }
         }

@@ -2,8 +2,7 @@
 //! verdict per instance.
 
 use airlock_guard::{
-    load_schema_file, parse, read_limited, CompiledSchema, ContractError, Diagnostic, ReadError,
-    Stage,
+    load_schema_file, read_limited, CompiledSchema, ContractError, Diagnostic, ReadError, Stage,
 };
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -97,18 +96,7 @@ impl Validation {
 
     /// Judge instance bytes.
     pub fn bytes(&self, bytes: &[u8]) -> InstanceVerdict {
-        let value = match parse(bytes, self.max_depth) {
-            Ok(value) => value,
-            Err(e) => {
-                return InstanceVerdict::Invalid(Diagnostic::new(
-                    Stage::Parse,
-                    e.keyword(),
-                    e.to_string(),
-                    e.masked_message(),
-                ))
-            }
-        };
-        match self.schema.validate(&value) {
+        match self.schema.validate_bytes(bytes, self.max_depth) {
             Ok(()) => InstanceVerdict::Valid,
             Err(d) => InstanceVerdict::Invalid(d),
         }
