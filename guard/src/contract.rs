@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_DEPTH_CEILING};
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
@@ -397,6 +397,12 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     }
     if inner.limits.max_bytes == 0 {
         return Err(invalid("limits.max_bytes", "must be at least 1"));
+    }
+    if inner.limits.max_depth > MAX_DEPTH_CEILING {
+        return Err(invalid(
+            "limits.max_depth",
+            format!("must be at most {MAX_DEPTH_CEILING}"),
+        ));
     }
     let root = inner.schema.document();
     for (i, field) in inner.agent_fields.iter().enumerate() {

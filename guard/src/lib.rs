@@ -63,7 +63,7 @@ pub use audit::{
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
 pub use contract::{load_schema_file, Contract, ContractBuilder, ContractError, MANIFEST};
 pub use guard::{Admission, Guard, GuardBuilder};
-pub use limits::{read_limited, Limits, ReadError};
+pub use limits::{read_limited, Limits, ReadError, MAX_DEPTH_CEILING};
 pub use parse::{parse, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode, Fields};

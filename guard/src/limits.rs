@@ -3,13 +3,19 @@
 
 use std::io::{self, Read};
 
+/// The deepest nesting any limit may allow. Validation, conversion and dropping of a
+/// parsed value recurse once per level; this keeps them far from the end of a 2 MiB
+/// thread stack. (`serde_json` stops at 128.)
+pub const MAX_DEPTH_CEILING: usize = 512;
+
 /// Size and nesting limits of a contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// The largest body accepted, in bytes.
     pub max_bytes: u64,
-    /// The deepest nesting of arrays and objects accepted (`{}` is depth 1).
+    /// The deepest nesting of arrays and objects accepted (`{}` is depth 1), at most
+    /// [`MAX_DEPTH_CEILING`].
     pub max_depth: usize,
 }
 

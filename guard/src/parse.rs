@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::audit::{Diagnostic, Stage};
 use crate::doc::{Node, Object};
+use crate::limits::MAX_DEPTH_CEILING;
 
 /// Why a body is not strict JSON.
 ///
@@ -262,7 +263,8 @@ fn fnv1a(name: &str) -> u64 {
     })
 }
 
-/// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep.
+/// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep
+/// (and never deeper than [`MAX_DEPTH_CEILING`](crate::MAX_DEPTH_CEILING), whatever is asked).
 ///
 /// A top-level scalar has depth 0; `{}` has depth 1. Integers within 64 bits stay
 /// integers; `-0` and numbers with a fraction or exponent become `f64`.
@@ -279,7 +281,7 @@ pub(crate) fn parse_doc(bytes: &[u8], max_depth: usize) -> Result<Node<'_>, Pars
     Parser {
         bytes,
         pos: 0,
-        max_depth,
+        max_depth: max_depth.min(MAX_DEPTH_CEILING),
         scratch: String::new(),
         spare: Vec::new(),
     }

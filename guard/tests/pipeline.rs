@@ -367,6 +367,17 @@ fn contract_loading_errors_are_precise() {
             "max_dpeth",
         ),
         (
+            "depth past the ceiling",
+            Box::new(|d: &Path| {
+                replace_in(
+                    &d.join("contract.toml"),
+                    "max_depth = 8",
+                    "max_depth = 100000",
+                )
+            }),
+            "limits.max_depth",
+        ),
+        (
             "bad duration",
             Box::new(|d: &Path| {
                 replace_in(&d.join("contract.toml"), "\"15m\"", "\"fifteen minutes\"")
@@ -521,4 +532,52 @@ fn contract_built_in_code_works_like_one_on_disk() {
     let data = a.agent().data().expect("a success");
     assert_eq!(data.keys().collect::<Vec<_>>(), ["state"]);
     assert_eq!(data["state"], "healthy");
+}
+
+/// The deepest document any limit allows is parsed, validated (through a recursive `$ref`),
+/// projected and dropped on a thread with a 2 MiB stack, the size of a test thread.
+#[test]
+fn deepest_allowed_document_fits_a_small_thread_stack() {
+    let depth = airlock_guard::MAX_DEPTH_CEILING;
+    let nested = format!("{}{}", "[".repeat(depth - 2), "]".repeat(depth - 2));
+    let body = format!(
+        r#"{{"tool":"deep","request_id":"req.Deep0001","outcome":"success","data":{{"n":{nested}}}}}"#
+    );
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"nest": {"type": "array", "items": {"$ref": "#/$defs/nest"}}},
+        "type": "object",
+        "properties": {"data": {"type": "object", "properties": {"n": {"$ref": "#/$defs/nest"}}}}
+    });
+    let contract = Contract::builder("deep", schema)
+        .limits(airlock_guard::Limits {
+            max_bytes: 1 << 20,
+            max_depth: depth,
+        })
+        .agent_field("/data/n")
+        .build()
+        .unwrap();
+    let guard = Guard::new(contract);
+    let request = Request::new("req.Deep0001", "2026-12-02T10:00:00Z".parse().unwrap());
+    let admitted = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let admission = guard.admit(&request, body.as_bytes());
+            let too_deep = format!("[{nested}]");
+            let rejected = guard
+                .contract()
+                .schema()
+                .validate_bytes(too_deep.as_bytes(), 100_000);
+            let json = admission.agent().to_json_string();
+            (admission.is_admitted(), rejected.is_err(), json.len())
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(admitted.0, "the deepest allowed document is admitted");
+    assert!(
+        admitted.1,
+        "a deeper one is refused even when a larger depth is asked"
+    );
+    assert!(admitted.2 > 2 * (depth - 2));
 }

@@ -187,6 +187,23 @@ fn validate_reports_each_instance_and_exits_by_the_worst() {
             "validate",
             "--schema",
             s,
+            "--max-depth",
+            "100000",
+            good.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a depth past the ceiling is a usage error"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max-depth"));
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            s,
             "--max-bytes",
             "5",
             good.to_str().unwrap(),

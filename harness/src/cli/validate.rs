@@ -17,8 +17,13 @@ pub struct ValidateArgs {
     /// Largest instance accepted, in bytes [default: no limit].
     #[arg(long)]
     max_bytes: Option<u64>,
-    /// Deepest nesting of arrays and objects accepted.
-    #[arg(long, default_value_t = DEFAULT_MAX_DEPTH)]
+    /// Deepest nesting of arrays and objects accepted (1 to 512).
+    #[arg(
+        long,
+        default_value_t = DEFAULT_MAX_DEPTH,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+            .range(1..=airlock_guard::MAX_DEPTH_CEILING as u64)
+    )]
     max_depth: usize,
     /// Instance files.
     #[arg(required = true)]
