@@ -1,6 +1,7 @@
 //! Properties that hold whatever the bytes: the agent value is always one of the two
-//! closed shapes, a rejection is exactly the fixed failure, and the strict parser agrees
-//! with serde_json wherever it accepts.
+//! closed shapes, a rejection is exactly the fixed failure, the strict parser agrees
+//! with serde_json wherever it accepts, and validating the guard's document in place
+//! agrees with validating the `serde_json` value.
 
 use airlock_guard::{parse, AgentValue, ParseErrorKind};
 use proptest::prelude::*;
@@ -49,6 +50,25 @@ fn assert_closed_shapes(bytes: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The guard validates its own parsed document in place; the same schema on the
+/// `serde_json` value of the same bytes must give the same verdict and diagnostic.
+fn assert_validators_agree(bytes: &[u8]) -> Result<(), TestCaseError> {
+    for (guard, _) in guards() {
+        let contract = guard.contract();
+        let depth = contract.limits().max_depth;
+        let in_place = contract.schema().validate_bytes(bytes, depth);
+        match parse(bytes, depth) {
+            Err(e) => {
+                let d = in_place.expect_err("the document parser accepted what parse rejects");
+                prop_assert_eq!(d.keyword(), e.keyword());
+                prop_assert_eq!(d.byte_offset(), Some(e.offset()));
+            }
+            Ok(value) => prop_assert_eq!(in_place, contract.schema().validate(&value)),
+        }
+    }
+    Ok(())
+}
+
 fn fixture_bytes() -> impl Strategy<Value = Vec<u8>> {
     let mut bases = Vec::new();
     for tool in TOOLS {
@@ -73,6 +93,16 @@ proptest! {
     #[test]
     fn mutated_fixtures_give_a_closed_shape(bytes in fixture_bytes()) {
         assert_closed_shapes(&bytes)?;
+    }
+
+    #[test]
+    fn validating_bytes_in_place_agrees_with_validating_the_value(bytes in fixture_bytes()) {
+        assert_validators_agree(&bytes)?;
+    }
+
+    #[test]
+    fn validating_json_like_bytes_in_place_agrees_with_validating_the_value(bytes in json_like_bytes()) {
+        assert_validators_agree(&bytes)?;
     }
 
     #[test]
