@@ -25,6 +25,7 @@ pub mod cases;
 pub mod check;
 pub mod corpus;
 pub mod exit;
+pub mod fuzz;
 pub mod generated;
 pub mod protocol;
 pub mod report;

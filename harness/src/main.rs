@@ -29,6 +29,8 @@ enum Command {
     Mutate(cli::mutate::MutateArgs),
     /// Strict parse and JSON Schema on standalone files.
     Validate(cli::validate::ValidateArgs),
+    /// Fuzz the guard in process with the invariants of the cargo-fuzz targets.
+    Fuzz(cli::fuzz::FuzzArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Guard(args) => cli::guard::run(args),
         Command::Mutate(args) => cli::mutate::run(args),
         Command::Validate(args) => cli::validate::run(args),
+        Command::Fuzz(args) => cli::fuzz::run(args),
     });
     match outcome {
         Ok(Ok(exit)) => exit.into(),

@@ -5,4 +5,5 @@ mod adversary;
 mod check;
 mod cli;
 mod fixtures;
+mod fuzz;
 mod util;

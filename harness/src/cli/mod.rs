@@ -2,6 +2,7 @@
 
 pub mod admit;
 pub mod check;
+pub mod fuzz;
 pub mod guard;
 pub mod mutate;
 pub mod validate;

@@ -1,0 +1,178 @@
+//! `airlock fuzz`: the guard's fuzz targets in process, on stable Rust.
+
+use airlock_harness::check::discover;
+use airlock_harness::exit::Exit;
+use airlock_harness::fuzz::{artifact_path, FuzzOptions, Fuzzer, Target};
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Fuzz the guard in process with the invariants of the cargo-fuzz targets in `fuzz/`
+/// (`parse`, `admit`, `mutate`): seeded, deterministic, no nightly needed. Exit 0 no
+/// finding, 1 a finding (its input is written under --artifacts), 2 usage or contract
+/// error.
+#[derive(Debug, clap::Args)]
+pub struct FuzzArgs {
+    /// A contract folder (repeatable); default: every contract under ./schemas.
+    #[arg(long = "contract")]
+    contracts: Vec<PathBuf>,
+    /// A target (repeatable); default: all three, in turn.
+    #[arg(long = "target", value_enum)]
+    targets: Vec<Target>,
+    /// Seed of the input generator: the same seed gives the same inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop after this many inputs [default: 10000 unless --duration is given].
+    #[arg(long)]
+    runs: Option<u64>,
+    /// Stop after this long, such as `30s` or `8h`.
+    #[arg(long, value_parser = duration)]
+    duration: Option<Duration>,
+    /// Longest input generated, in bytes.
+    #[arg(long, default_value_t = 4096)]
+    max_len: usize,
+    /// Where the input of a finding is written.
+    #[arg(long, default_value = "target/airlock/fuzz")]
+    artifacts: PathBuf,
+    /// Judge these files (artifacts, corpus files) instead of generating inputs.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["seed", "runs", "duration"])]
+    replay: Vec<PathBuf>,
+    /// Write every seed body (fixtures and deterministic variants) into this folder, the
+    /// starting corpus of the cargo-fuzz targets, and exit.
+    #[arg(long, conflicts_with_all = ["replay"])]
+    write_corpus: Option<PathBuf>,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    let duration = airlock_guard::parse_duration(text)?;
+    Duration::try_from(duration).map_err(|e| format!("{text:?}: {e}"))
+}
+
+pub fn run(args: FuzzArgs) -> Result<Exit> {
+    let dirs = if args.contracts.is_empty() {
+        discover(&PathBuf::from("schemas"))?
+    } else {
+        args.contracts.clone()
+    };
+    let fuzzer = Fuzzer::load(&dirs)?;
+    if let Some(dir) = &args.write_corpus {
+        return write_corpus(&fuzzer, dir);
+    }
+    if !args.replay.is_empty() {
+        return replay(&fuzzer, &args.replay, &args.targets);
+    }
+    let options = FuzzOptions {
+        targets: args.targets.clone(),
+        seed: args.seed,
+        runs: args.runs.or(if args.duration.is_none() {
+            Some(10_000)
+        } else {
+            None
+        }),
+        duration: args.duration,
+        max_len: args.max_len,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("fuzz {spinner} {pos} inputs, {per_sec} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let report = fuzzer.run(&options, &mut |n| {
+        if n % 256 == 0 {
+            bar.set_position(n);
+        }
+    });
+    bar.finish_and_clear();
+    let seconds = report.elapsed.as_secs_f64().max(1e-9);
+    let per_target: Vec<String> = Target::ALL
+        .iter()
+        .zip(report.per_target)
+        .filter(|(_, n)| *n > 0)
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    let summary = format!(
+        "{} inputs ({}) in {:.2}s, {:.0}/s, seed {}",
+        report.runs,
+        per_target.join(", "),
+        seconds,
+        report.runs as f64 / seconds,
+        args.seed
+    );
+    let Some(finding) = report.finding else {
+        println!("fuzz: no finding: {summary}");
+        return Ok(Exit::Success);
+    };
+    std::fs::create_dir_all(&args.artifacts)
+        .with_context(|| format!("creating {}", args.artifacts.display()))?;
+    let path = artifact_path(&args.artifacts, &finding);
+    std::fs::write(&path, &finding.input).with_context(|| format!("writing {}", path.display()))?;
+    if let Some((tool, body)) = (finding.target == Target::Mutate)
+        .then(|| fuzzer.mutate_body(&finding.input))
+        .flatten()
+    {
+        // The chain's bytes replay the finding; the body they stand for is what to read.
+        let body_path = path.with_extension(format!("{tool}.body"));
+        std::fs::write(&body_path, body)
+            .with_context(|| format!("writing {}", body_path.display()))?;
+        println!("fuzz: the body judged by {tool}: {}", body_path.display());
+    }
+    println!(
+        "fuzz: FINDING in target {}: {}\n  input: {}\n  replay: airlock fuzz --target {} --replay {}\n  {summary}",
+        finding.target,
+        finding.violation,
+        path.display(),
+        finding.target,
+        path.display()
+    );
+    Ok(Exit::Findings)
+}
+
+fn write_corpus(fuzzer: &Fuzzer, dir: &Path) -> Result<Exit> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = 0;
+    for body in fuzzer.seed_bodies() {
+        let digest = airlock_guard::sha256_hex(body);
+        let path = dir.join(&digest[..16]);
+        std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+        written += 1;
+    }
+    println!("fuzz: wrote {written} seed inputs to {}", dir.display());
+    Ok(Exit::Success)
+}
+
+/// Judge files; the target comes from `--target`, else from the artifact's name
+/// (`admit-…`), else every target.
+fn replay(fuzzer: &Fuzzer, files: &[PathBuf], targets: &[Target]) -> Result<Exit> {
+    let mut exit = Exit::Success;
+    for path in files {
+        let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let targets: Vec<Target> = if !targets.is_empty() {
+            targets.to_vec()
+        } else if let Some(t) = Target::ALL
+            .into_iter()
+            .find(|t| name.starts_with(&format!("{t}-")))
+        {
+            vec![t]
+        } else {
+            Target::ALL.to_vec()
+        };
+        for target in targets {
+            match fuzzer.check(target, &input) {
+                Ok(()) => println!("{}: {target}: ok", path.display()),
+                Err(violation) => {
+                    println!("{}: {target}: {violation}", path.display());
+                    exit = Exit::Findings;
+                }
+            }
+        }
+    }
+    Ok(exit)
+}

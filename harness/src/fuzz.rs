@@ -1,0 +1,646 @@
+//! Fuzzing the guard. The invariants every input must keep live here, shared by the
+//! cargo-fuzz targets in `fuzz/` (libFuzzer, coverage-guided, overnight) and the
+//! in-process `airlock fuzz` command (stable Rust, seeded, for CI smoke runs).
+//!
+//! Three targets:
+//! * `parse` — the strict parser against `serde_json` on the same bytes: equal values,
+//!   or a rejection for a documented reason.
+//! * `admit` — the guard of every contract on the same bytes: a closed agent value, the
+//!   fixed failure on rejection, only the response's own agent fields on admission,
+//!   validation in place agreeing with validation of the `serde_json` value, an audit
+//!   record that digests exactly the bytes read.
+//! * `mutate` — structure-aware: a [`Chain`] of edits applied to one of the adversary's
+//!   deterministic variants (fixtures with duplicated members, swapped types, edge
+//!   strings …), judged by that variant's own contract and request, with the `admit`
+//!   invariants.
+//!
+//! ```
+//! use airlock_harness::fuzz::{FuzzOptions, Fuzzer, Target};
+//!
+//! let fuzzer = Fuzzer::load(&["../schemas/review_status".into()])?;
+//! let options = FuzzOptions { runs: Some(200), ..FuzzOptions::default() };
+//! let report = fuzzer.run(&options, &mut |_| {});
+//! assert!(report.finding.is_none(), "{:?}", report.finding);
+//! assert_eq!(report.runs, 200);
+//! # Ok::<(), airlock_harness::check::CheckError>(())
+//! ```
+
+use airlock_guard::{
+    parse, sha256_hex, AgentValue, Guard, ParseErrorKind, Request, Sha256Digest, Stage,
+};
+use arbitrary::{Arbitrary, Unstructured};
+use serde_json::Value;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::adversary;
+use crate::cases::{structural_boundaries, Rng, Upstream};
+use crate::check::{CheckError, Subject};
+
+/// The depth the `parse` target parses at: below `serde_json`'s own limit of 128, so a
+/// depth rejection is always ours and documented.
+pub const PARSE_DEPTH: usize = 64;
+
+/// A fuzz target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Target {
+    /// The strict parser against `serde_json`.
+    Parse,
+    /// The guard of every contract on arbitrary bytes.
+    Admit,
+    /// Edit chains on the adversary's variants, each under its own contract.
+    Mutate,
+}
+
+impl Target {
+    /// Every target, in order.
+    pub const ALL: [Target; 3] = [Target::Parse, Target::Admit, Target::Mutate];
+
+    /// The target's name (also its cargo-fuzz target name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Parse => "parse",
+            Target::Admit => "admit",
+            Target::Mutate => "mutate",
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An invariant that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Which invariant (`parser_disagrees`, `not_fixed_failure`, `panic`, …).
+    pub invariant: &'static str,
+    /// What was seen, for the operator (it may quote the input).
+    pub detail: String,
+}
+
+impl Violation {
+    fn new(invariant: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            invariant,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.invariant, self.detail)
+    }
+}
+
+macro_rules! ensure {
+    ($cond:expr, $invariant:literal, $($detail:tt)+) => {
+        if !$cond {
+            return Err(Violation::new($invariant, format!($($detail)+)));
+        }
+    };
+}
+
+/// The `parse` target: the strict parser and `serde_json` read `bytes` alike, or the
+/// parser rejects for a documented reason (duplicates, numbers it will not round, depth).
+///
+/// # Errors
+///
+/// The [`Violation`].
+pub fn check_parse(bytes: &[u8]) -> Result<(), Violation> {
+    let theirs = serde_json::from_slice::<Value>(bytes);
+    match parse(bytes, PARSE_DEPTH) {
+        Ok(ours) => {
+            let Ok(theirs) = theirs else {
+                return Err(Violation::new(
+                    "parser_accepts_invalid_json",
+                    "the strict parser accepted what serde_json rejects",
+                ));
+            };
+            ensure!(
+                ours == theirs,
+                "parser_disagrees",
+                "the strict parser read {ours}, serde_json {theirs}"
+            );
+        }
+        Err(error) => {
+            let documented = matches!(
+                error.kind(),
+                ParseErrorKind::DuplicateMember(_)
+                    | ParseErrorKind::IntegerOutOfRange
+                    | ParseErrorKind::NumberUnderflow
+                    | ParseErrorKind::TooDeep { .. }
+            );
+            ensure!(
+                theirs.is_err() || documented,
+                "parser_rejects_valid_json",
+                "serde_json accepts what the strict parser rejects with {error}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The `admit` invariants for one guard, request and body.
+///
+/// # Errors
+///
+/// The [`Violation`].
+pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result<(), Violation> {
+    let contract = guard.contract();
+    let admission = guard.admit(request, bytes);
+    let agent = admission.agent();
+    let audit = admission.audit();
+    ensure!(
+        agent.tool() == contract.tool() && agent.request_id() == request.request_id,
+        "agent_identity",
+        "agent value names {:?}/{:?}",
+        agent.tool(),
+        agent.request_id()
+    );
+    // The audit digests exactly the bytes read: the body, or the limit plus one byte.
+    let read = usize::try_from(contract.limits().max_bytes.saturating_add(1))
+        .map_or(bytes, |limit| &bytes[..bytes.len().min(limit)]);
+    ensure!(
+        audit.raw_len() == Some(read.len() as u64)
+            && audit.raw_sha256().map(|d| d.to_string()) == Some(sha256_hex(read)),
+        "audit_digest",
+        "audit records {:?} bytes, digest {:?}; {} bytes were read",
+        audit.raw_len(),
+        audit.raw_sha256().map(|d: Sha256Digest| d.to_string()),
+        read.len()
+    );
+    if !admission.is_admitted() {
+        let fixed = AgentValue::invalid_response(contract.tool(), &request.request_id);
+        ensure!(
+            *agent == fixed,
+            "not_fixed_failure",
+            "a rejection ({}) gave the agent {}",
+            audit.stage(),
+            agent.to_json_string()
+        );
+        ensure!(
+            admission.diagnostic().is_some(),
+            "rejection_without_diagnostic",
+            "rejected at {} with no diagnostic",
+            audit.stage()
+        );
+    }
+    let depth = contract.limits().max_depth;
+    let in_place =
+        (read.len() == bytes.len()).then(|| contract.schema().validate_bytes(bytes, depth));
+    if let (Some(in_place), Ok(value)) = (in_place, parse(bytes, depth)) {
+        let by_value = contract.schema().validate(&value);
+        ensure!(
+            in_place == by_value,
+            "validators_disagree",
+            "in place: {:?}; on the value: {:?}",
+            in_place.as_ref().err().map(ToString::to_string),
+            by_value.as_ref().err().map(ToString::to_string)
+        );
+        if let Some(data) = agent.data() {
+            // Every agent member is the response's own value at its field, nothing else.
+            for (name, got) in data.iter() {
+                // Where the member lands: the first token below `/data` (or the first).
+                let lands = |tokens: &[String]| match tokens {
+                    [data, first, ..] if data == "data" => first == name,
+                    [first, ..] => first == name,
+                    [] => false,
+                };
+                ensure!(
+                    contract.agent_fields().iter().any(|f| lands(f.tokens())),
+                    "agent_member_not_a_field",
+                    "the agent got member {name:?}, which no agent field names"
+                );
+                let flat = contract
+                    .agent_fields()
+                    .iter()
+                    .find(|f| matches!(f.tokens(), [data, n] if data == "data" && n == name));
+                if let Some(field) = flat {
+                    ensure!(
+                        field.resolve(&value) == Some(got),
+                        "agent_value_not_the_response_value",
+                        "agent member {name:?} is {got}, the response's {field} is {:?}",
+                        field.resolve(&value)
+                    );
+                }
+            }
+        }
+    }
+    if admission.is_admitted() {
+        ensure!(
+            audit.stage() == Stage::Projection && audit.diagnostic().is_none(),
+            "admitted_with_diagnostic",
+            "admitted at {} with a diagnostic",
+            audit.stage()
+        );
+    }
+    Ok(())
+}
+
+/// One edit of a [`Chain`]. Positions are taken modulo the body's length.
+#[derive(Debug, Clone, PartialEq, Eq, Arbitrary)]
+pub enum Edit {
+    /// Replace the byte at a position.
+    Set(u16, u8),
+    /// Insert a byte.
+    Insert(u16, u8),
+    /// Remove up to `len` bytes.
+    Remove(u16, u8),
+    /// Cut the body short.
+    Truncate(u16),
+    /// Repeat a run of bytes in place.
+    Repeat(u16, u8),
+    /// Insert a token that matters to JSON or to the contracts.
+    Token(u16, u8),
+    /// Insert a run of another variant's bytes.
+    Splice {
+        /// Which variant.
+        from: u16,
+        /// Where in it.
+        at: u16,
+        /// How many bytes.
+        len: u8,
+        /// Where in this body.
+        to: u16,
+    },
+}
+
+/// Tokens an edit can insert: JSON structure, escapes, numbers at the edges, names and
+/// values the contracts care about.
+const TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"\"",
+    b"\\",
+    b"\\u0000",
+    b"\\ud800",
+    b"\\u00e9",
+    b"null",
+    b"true",
+    b"false",
+    b"-0",
+    b"1e400",
+    b"18446744073709551616",
+    b"1e-400",
+    b"1.0",
+    b"\"outcome\":\"success\"",
+    b"\"outcome\":\"failure\"",
+    b"\"data\":{}",
+    b"\"error\":{\"code\":\"NOT_FOUND\",\"retryable\":true}",
+    b"\"admin_override\":true",
+    b"\"request_id\":\"req.J7q94MkP\"",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc0\x80",
+    b"\n",
+    b"/*",
+];
+
+/// A structure-aware input: a base variant and the edits applied to it.
+#[derive(Debug, Clone, PartialEq, Eq, Arbitrary)]
+pub struct Chain {
+    /// Which seed variant.
+    pub base: u16,
+    /// The edits, in order.
+    pub edits: Vec<Edit>,
+}
+
+/// A body to judge: which guard, the request, the bytes.
+#[derive(Debug, Clone)]
+struct Seed {
+    guard: usize,
+    request: Request,
+    bytes: Vec<u8>,
+}
+
+/// The guards under fuzz and the seed bodies of the `mutate` target.
+#[derive(Debug)]
+pub struct Fuzzer {
+    guards: Vec<(Guard, Request)>,
+    seeds: Vec<Seed>,
+    /// The seeds their guard admits: half the chains start from one of these, so edits
+    /// explore the neighbourhood of valid responses, not only of rejected ones.
+    admitted: Vec<usize>,
+}
+
+/// What a fuzz run does.
+#[derive(Debug, Clone)]
+pub struct FuzzOptions {
+    /// The targets, taken in turn.
+    pub targets: Vec<Target>,
+    /// Seed of the input generator: the same seed gives the same inputs.
+    pub seed: u64,
+    /// Stop after this many inputs.
+    pub runs: Option<u64>,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// The longest input generated.
+    pub max_len: usize,
+}
+
+impl Default for FuzzOptions {
+    /// Every target, seed 0, 10 000 runs, inputs up to 4 KiB.
+    fn default() -> Self {
+        Self {
+            targets: Target::ALL.to_vec(),
+            seed: 0,
+            runs: Some(10_000),
+            duration: None,
+            max_len: 4096,
+        }
+    }
+}
+
+/// What judges one input of a target.
+pub type Judge<'a> = dyn FnMut(Target, &[u8]) -> Result<(), Violation> + 'a;
+
+/// An input that broke an invariant.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The target.
+    pub target: Target,
+    /// The input as the target reads it (raw bytes for `parse` and `admit`; the chain's
+    /// raw bytes for `mutate`).
+    pub input: Vec<u8>,
+    /// The invariant and what was seen.
+    pub violation: Violation,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone)]
+pub struct FuzzReport {
+    /// Inputs judged.
+    pub runs: u64,
+    /// Inputs judged per target, in [`Target::ALL`] order.
+    pub per_target: [u64; 3],
+    /// Wall time.
+    pub elapsed: Duration,
+    /// The first input that broke an invariant; the run stops there.
+    pub finding: Option<Finding>,
+}
+
+impl Fuzzer {
+    /// Load the contracts in `dirs` with their corpora.
+    ///
+    /// # Errors
+    ///
+    /// When a contract or corpus cannot be loaded.
+    pub fn load(dirs: &[PathBuf]) -> Result<Self, CheckError> {
+        let subjects = dirs
+            .iter()
+            .map(|d| Subject::load(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::new(&subjects))
+    }
+
+    /// Fuzz the guards of `subjects`; the seeds are every fixture and the adversary's
+    /// deterministic variants with a body.
+    pub fn new(subjects: &[Subject]) -> Self {
+        let mut guards = Vec::new();
+        let mut seeds = Vec::new();
+        for (i, subject) in subjects.iter().enumerate() {
+            guards.push((subject.guard.clone(), subject.corpus.request.clone()));
+            for case in adversary::generate(subject.guard.contract(), &subject.corpus, 0, 0) {
+                if let Upstream::Body(bytes) = case.upstream {
+                    seeds.push(Seed {
+                        guard: i,
+                        request: case.request,
+                        bytes,
+                    });
+                }
+            }
+        }
+        let admitted = seeds
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                // A guard that panics here (a custom check) is the fuzz run's finding to
+                // report, not a reason to fail loading.
+                let guard = &guards[s.guard].0;
+                catch_unwind(AssertUnwindSafe(|| {
+                    guard.admit(&s.request, &s.bytes).is_admitted()
+                }))
+                .unwrap_or(false)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Self {
+            guards,
+            seeds,
+            admitted,
+        }
+    }
+
+    /// The seed bodies (for writing a cargo-fuzz corpus).
+    pub fn seed_bodies(&self) -> impl Iterator<Item = &[u8]> {
+        self.seeds.iter().map(|s| s.bytes.as_slice())
+    }
+
+    /// The `admit` target: every guard, with its default request, on `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// The first [`Violation`].
+    pub fn check_admit(&self, bytes: &[u8]) -> Result<(), Violation> {
+        self.guards
+            .iter()
+            .try_for_each(|(guard, request)| check_admission(guard, request, bytes))
+    }
+
+    /// Apply `chain` to its base variant: the guard it belongs to, its request, the body.
+    fn apply(&self, chain: &Chain) -> Option<(&Guard, &Request, Vec<u8>)> {
+        let base = usize::from(chain.base);
+        let index = match base % 2 {
+            0 if !self.admitted.is_empty() => self.admitted[(base / 2) % self.admitted.len()],
+            _ => base % self.seeds.len().max(1),
+        };
+        let seed = self.seeds.get(index)?;
+        let mut bytes = seed.bytes.clone();
+        for edit in &chain.edits {
+            let at = |pos: u16, len: usize| usize::from(pos) % (len + 1);
+            match *edit {
+                Edit::Set(pos, byte) if !bytes.is_empty() => {
+                    let i = usize::from(pos) % bytes.len();
+                    bytes[i] = byte;
+                }
+                Edit::Set(..) => {}
+                Edit::Insert(pos, byte) => bytes.insert(at(pos, bytes.len()), byte),
+                Edit::Remove(pos, len) => {
+                    let start = at(pos, bytes.len());
+                    let end = (start + usize::from(len).max(1)).min(bytes.len());
+                    bytes.drain(start..end);
+                }
+                Edit::Truncate(pos) => bytes.truncate(at(pos, bytes.len())),
+                Edit::Repeat(pos, len) => {
+                    let start = at(pos, bytes.len());
+                    let end = (start + usize::from(len)).min(bytes.len());
+                    let run = bytes[start..end].to_vec();
+                    bytes.splice(end..end, run);
+                }
+                Edit::Token(pos, which) => {
+                    // At a structural boundary (after `{`, `,`, `:` …): the result is
+                    // more often still JSON, so later stages are reached.
+                    let token = TOKENS[usize::from(which) % TOKENS.len()];
+                    let boundaries = structural_boundaries(&bytes);
+                    let i = match boundaries.len() {
+                        0 => at(pos, bytes.len()),
+                        n => boundaries[usize::from(pos) % n],
+                    };
+                    bytes.splice(i..i, token.iter().copied());
+                }
+                Edit::Splice {
+                    from,
+                    at: src,
+                    len,
+                    to,
+                } => {
+                    let other = &self.seeds[usize::from(from) % self.seeds.len()].bytes;
+                    let start = at(src, other.len());
+                    let end = (start + usize::from(len)).min(other.len());
+                    let i = at(to, bytes.len());
+                    bytes.splice(i..i, other[start..end].iter().copied());
+                }
+            }
+        }
+        let (guard, _) = &self.guards[seed.guard];
+        Some((guard, &seed.request, bytes))
+    }
+
+    /// The body a `mutate` input stands for: its contract's tool and the edited bytes.
+    pub fn mutate_body(&self, input: &[u8]) -> Option<(&str, Vec<u8>)> {
+        let chain = Chain::arbitrary_take_rest(Unstructured::new(input)).ok()?;
+        let (guard, _, bytes) = self.apply(&chain)?;
+        Some((guard.contract().tool(), bytes))
+    }
+
+    /// The guard and request a `mutate` input is judged with, and its body.
+    pub fn mutate_case(&self, input: &[u8]) -> Option<(&Guard, &Request, Vec<u8>)> {
+        let chain = Chain::arbitrary_take_rest(Unstructured::new(input)).ok()?;
+        self.apply(&chain)
+    }
+
+    /// The `mutate` target: read a [`Chain`] from `input` and judge its body.
+    ///
+    /// # Errors
+    ///
+    /// The [`Violation`].
+    pub fn check_mutate(&self, input: &[u8]) -> Result<(), Violation> {
+        match self.mutate_case(input) {
+            Some((guard, request, bytes)) => check_admission(guard, request, &bytes),
+            None => Ok(()),
+        }
+    }
+
+    /// Judge one input with one target; a panic is a violation too.
+    ///
+    /// # Errors
+    ///
+    /// The [`Violation`].
+    pub fn check(&self, target: Target, input: &[u8]) -> Result<(), Violation> {
+        let outcome = catch_unwind(AssertUnwindSafe(|| match target {
+            Target::Parse => check_parse(input),
+            Target::Admit => self.check_admit(input),
+            Target::Mutate => self.check_mutate(input),
+        }));
+        outcome.unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Violation::new("panic", message))
+        })
+    }
+
+    /// Generate inputs and judge them until a limit or the first finding. `tick` is
+    /// called after every input with the number judged so far.
+    pub fn run(&self, options: &FuzzOptions, tick: &mut dyn FnMut(u64)) -> FuzzReport {
+        self.run_with(options, tick, &mut |target, input| {
+            self.check(target, input)
+        })
+    }
+
+    /// [`Fuzzer::run`] with another judge (to test the loop itself).
+    pub fn run_with(
+        &self,
+        options: &FuzzOptions,
+        tick: &mut dyn FnMut(u64),
+        judge: &mut Judge<'_>,
+    ) -> FuzzReport {
+        let started = Instant::now();
+        let mut rng = Rng::new(options.seed, "fuzz");
+        let mut report = FuzzReport {
+            runs: 0,
+            per_target: [0; 3],
+            elapsed: Duration::ZERO,
+            finding: None,
+        };
+        let targets = if options.targets.is_empty() {
+            Target::ALL.to_vec()
+        } else {
+            options.targets.clone()
+        };
+        let mut noise = Vec::new();
+        loop {
+            let done = options.runs.is_some_and(|runs| report.runs >= runs)
+                || options.duration.is_some_and(|d| started.elapsed() >= d)
+                || (options.runs.is_none() && options.duration.is_none());
+            if done {
+                break;
+            }
+            let target = targets[(report.runs % targets.len() as u64) as usize];
+            let input = self.input(target, &mut rng, &mut noise, options.max_len);
+            report.runs += 1;
+            report.per_target[Target::ALL.iter().position(|t| *t == target).unwrap_or(0)] += 1;
+            if let Err(violation) = judge(target, &input) {
+                report.finding = Some(Finding {
+                    target,
+                    input,
+                    violation,
+                });
+                break;
+            }
+            tick(report.runs);
+        }
+        report.elapsed = started.elapsed();
+        report
+    }
+
+    /// The next input of `target`: a chain's raw bytes for `mutate`; for the byte
+    /// targets, mostly a mutated seed, sometimes plain noise.
+    fn input(&self, target: Target, rng: &mut Rng, noise: &mut Vec<u8>, max_len: usize) -> Vec<u8> {
+        noise.clear();
+        let len = 8 + rng.below(64);
+        noise.extend((0..len).map(|_| (rng.next_u64() & 0xff) as u8));
+        if target == Target::Mutate || self.seeds.is_empty() {
+            return noise.clone();
+        }
+        if rng.below(8) == 0 {
+            noise.truncate(max_len);
+            return noise.clone();
+        }
+        let chain = Chain::arbitrary_take_rest(Unstructured::new(noise)).unwrap_or(Chain {
+            base: 0,
+            edits: Vec::new(),
+        });
+        let mut bytes = self.apply(&chain).map(|(_, _, b)| b).unwrap_or_default();
+        bytes.truncate(max_len);
+        bytes
+    }
+}
+
+/// Where `airlock fuzz` writes a finding's input: `DIR/<target>-<sha256 prefix>`.
+pub fn artifact_path(dir: &Path, finding: &Finding) -> PathBuf {
+    let digest = sha256_hex(&finding.input);
+    dir.join(format!("{}-{}", finding.target, &digest[..16]))
+}

@@ -1,0 +1,172 @@
+//! The fuzz targets' invariants and the in-process fuzz loop.
+
+use airlock_guard::{CheckFailure, Contract, CustomCheck, Guard, Request};
+use airlock_harness::cases::Rng;
+use airlock_harness::fuzz::{check_admission, check_parse, FuzzOptions, Fuzzer, Target, Violation};
+use serde_json::Value;
+
+use crate::util::{airlock, contract_dir, load, TOOLS};
+
+fn fuzzer() -> Fuzzer {
+    let dirs: Vec<_> = TOOLS.iter().map(|t| contract_dir(t)).collect();
+    Fuzzer::load(&dirs).unwrap()
+}
+
+#[test]
+fn a_seeded_run_on_the_shipped_contracts_is_clean_and_shares_the_targets() {
+    let options = FuzzOptions {
+        seed: 3,
+        runs: Some(1500),
+        ..FuzzOptions::default()
+    };
+    let report = fuzzer().run(&options, &mut |_| {});
+    assert!(report.finding.is_none(), "{:?}", report.finding);
+    assert_eq!(report.runs, 1500);
+    assert_eq!(report.per_target, [500, 500, 500]);
+}
+
+#[test]
+fn every_fixture_and_variant_keeps_the_invariants() {
+    let fuzzer = fuzzer();
+    let mut seen = 0;
+    for body in fuzzer.seed_bodies() {
+        check_parse(body).unwrap();
+        fuzzer.check_admit(body).unwrap();
+        seen += 1;
+    }
+    assert!(
+        seen > 300,
+        "the seeds are the fixtures and the deterministic variants: {seen}"
+    );
+}
+
+#[test]
+fn mutate_inputs_reach_admission_and_every_kind_of_rejection() {
+    let fuzzer = fuzzer();
+    let mut rng = Rng::new(11, "test");
+    let (mut admitted, mut stages) = (0, std::collections::BTreeSet::new());
+    for _ in 0..600 {
+        let input: Vec<u8> = (0..8 + rng.below(64))
+            .map(|_| (rng.next_u64() & 0xff) as u8)
+            .collect();
+        let Some((guard, request, body)) = fuzzer.mutate_case(&input) else {
+            continue;
+        };
+        let admission = guard.admit(request, &body);
+        if admission.is_admitted() {
+            admitted += 1;
+        } else {
+            stages.insert(admission.audit().stage());
+        }
+        fuzzer.check(Target::Mutate, &input).unwrap();
+    }
+    assert!(
+        admitted > 20,
+        "edited variants are still admitted sometimes: {admitted}"
+    );
+    assert!(
+        stages.len() >= 4,
+        "rejections at several stages: {stages:?}"
+    );
+}
+
+#[test]
+fn the_loop_stops_at_the_first_violation_with_its_input() {
+    let fuzzer = fuzzer();
+    let options = FuzzOptions {
+        targets: vec![Target::Admit],
+        runs: Some(10_000),
+        ..FuzzOptions::default()
+    };
+    let mut judged = 0;
+    let report = fuzzer.run_with(&options, &mut |_| {}, &mut |target, input| {
+        judged += 1;
+        assert_eq!(target, Target::Admit);
+        if input.contains(&b'[') {
+            return Err(Violation {
+                invariant: "test",
+                detail: "a bracket".into(),
+            });
+        }
+        Ok(())
+    });
+    let finding = report.finding.expect("some generated body has a bracket");
+    assert!(finding.input.contains(&b'['));
+    assert_eq!(finding.violation.invariant, "test");
+    assert_eq!(report.runs, judged);
+    assert!(report.runs < 10_000);
+}
+
+#[test]
+fn parser_differential_accepts_the_documented_refusals_only() {
+    check_parse(br#"{"a":1,"a":2}"#).unwrap();
+    check_parse(b"18446744073709551616").unwrap();
+    check_parse(&[b'['; 100]).unwrap();
+    check_parse(b"[1, 2,]").unwrap();
+    check_parse(br#"{"a":"\u00e9","b":[true,null,-0.5e3]}"#).unwrap();
+}
+
+struct Panics;
+
+impl CustomCheck for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn check(&self, _: &Request, _: &Value) -> Result<(), CheckFailure> {
+        panic!("a custom check fell over")
+    }
+}
+
+#[test]
+fn a_panic_while_judging_is_a_violation_not_a_crash() {
+    let (_, corpus) = load("review_status");
+    let contract = Contract::load(contract_dir("review_status")).unwrap();
+    let guard = Guard::builder(contract).check(Panics).build();
+    let fixture = corpus
+        .fixtures
+        .iter()
+        .find(|f| f.path.to_string_lossy().contains("accepted/success"))
+        .unwrap()
+        .clone();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_admission(&guard, &fixture.request, &fixture.bytes)
+    }));
+    assert!(
+        outcome.is_err(),
+        "check_admission itself lets the panic through"
+    );
+    // The fuzzer wraps every judgement.
+    let subject = airlock_harness::check::Subject { guard, corpus };
+    let fuzzer = Fuzzer::new(std::slice::from_ref(&subject));
+    let violation = fuzzer.check(Target::Admit, &fixture.bytes).unwrap_err();
+    assert_eq!(violation.invariant, "panic");
+    assert!(violation.detail.contains("fell over"));
+}
+
+#[test]
+fn cli_fuzz_runs_writes_a_corpus_and_replays() {
+    let out = airlock(&["fuzz", "--runs", "300", "--seed", "5"], b"");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("fuzz: no finding: 300 inputs"), "{stdout}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    let out = airlock(&["fuzz", "--write-corpus", corpus.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let files: Vec<_> = std::fs::read_dir(&corpus).unwrap().collect();
+    assert!(files.len() > 300);
+
+    let input = dir.path().join("admit-manual");
+    std::fs::write(&input, br#"{"tool":"review_status","outcome":"success"}"#).unwrap();
+    let out = airlock(&["fuzz", "--replay", input.to_str().unwrap()], b"");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("admit: ok"),
+        "the target comes from the name: {stdout}"
+    );
+
+    let out = airlock(&["fuzz", "--duration", "soon"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
