@@ -125,7 +125,19 @@ impl<'a> Node<'a> {
 
     /// An owned `serde_json` copy.
     pub(crate) fn to_value(&self) -> Value {
-        self.clone().into_value()
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Number(n) => Value::Number(n.clone()),
+            Node::String(text) => Value::String(text.to_string()),
+            Node::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::Object(object) => Value::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| (key.to_owned(), value.to_value()))
+                    .collect(),
+            ),
+        }
     }
 
     /// Equality with a `serde_json` value under `serde_json`'s rules (numbers equal when

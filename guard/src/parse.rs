@@ -4,7 +4,9 @@
 
 use serde_json::{Number, Value};
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::{BuildHasher, RandomState};
 
 use crate::audit::{Diagnostic, Stage};
 use crate::doc::{Node, Object};
@@ -105,7 +107,7 @@ impl ParseError {
         }
     }
 
-    /// The message without any text taken from the input.
+    /// The operator diagnostic of this error (stage `parse`, with the byte offset).
     pub(crate) fn into_diagnostic(self) -> Diagnostic {
         Diagnostic::new(
             Stage::Parse,
@@ -116,7 +118,7 @@ impl ParseError {
         .with_byte_offset(self.offset())
     }
 
-    /// The message without the input's text (member names are left out).
+    /// The message without any text taken from the input.
     pub fn masked_message(&self) -> String {
         match &self.kind {
             ParseErrorKind::DuplicateMember(_) => {
@@ -186,7 +188,9 @@ enum Frame<'a> {
 struct Members<'a> {
     done: Vec<(Cow<'a, str>, Node<'a>)>,
     pending: Cow<'a, str>,
-    hashes: Option<std::collections::HashSet<u64>>,
+    /// Past [`Members::SCAN`] names: a keyed (per-process random) hash of each, so no
+    /// input can be crafted to collide and make the check quadratic.
+    hashes: Option<(RandomState, HashSet<u64>)>,
 }
 
 impl<'a> Members<'a> {
@@ -204,17 +208,19 @@ impl<'a> Members<'a> {
         if self.done.len() < Self::SCAN {
             return self.done.iter().any(|(k, _)| k == name);
         }
-        let hashes = self
-            .hashes
-            .get_or_insert_with(|| self.done.iter().map(|(k, _)| fnv1a(k)).collect());
+        let (keys, hashes) = self.hashes.get_or_insert_with(|| {
+            let keys = RandomState::new();
+            let hashes = self.done.iter().map(|(k, _)| keys.hash_one(k)).collect();
+            (keys, hashes)
+        });
         // A hash hit is confirmed by a scan, so collisions cost time, never correctness.
-        hashes.contains(&fnv1a(name)) && self.done.iter().any(|(k, _)| k == name)
+        hashes.contains(&keys.hash_one(name)) && self.done.iter().any(|(k, _)| k == name)
     }
 
     fn push(&mut self, value: Node<'a>) {
         let name = std::mem::take(&mut self.pending);
-        if let Some(hashes) = &mut self.hashes {
-            hashes.insert(fnv1a(&name));
+        if let Some((keys, hashes)) = &mut self.hashes {
+            hashes.insert(keys.hash_one(&name));
         }
         self.done.push((name, value));
     }
@@ -255,12 +261,6 @@ fn plain_run(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|len| at + len)
-}
-
-fn fnv1a(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep
@@ -718,6 +718,16 @@ mod tests {
             kind(br#"{"a":1,"\u0061":2}"#),
             ParseErrorKind::DuplicateMember("a".into())
         );
+    }
+
+    #[test]
+    fn duplicate_member_past_the_scan_size_is_rejected_at_the_second_name() {
+        let members: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        let body = format!("{{{},\"k7\":0}}", members.join(","));
+        let err = parse(body.as_bytes(), 8).unwrap_err();
+        assert_eq!(err.kind(), &ParseErrorKind::DuplicateMember("k7".into()));
+        assert_eq!(err.offset(), body.len() - 7);
+        assert!(parse(body.replace(",\"k7\":0", ",\"k40\":0").as_bytes(), 8).is_ok());
     }
 
     #[test]

@@ -262,12 +262,7 @@ impl CompiledSchema {
             Err(error) => Err(diagnose(&error)),
             // The two validators share one compiled schema description and are tested to
             // agree; should they ever not, the response stays rejected.
-            Ok(()) => Err(Diagnostic::new(
-                Stage::Schema,
-                "schema",
-                "the response is invalid, but the validator gave no explanation",
-                "the response is invalid, but the validator gave no explanation",
-            )),
+            Ok(()) => Err(unexplained()),
         }
     }
 
@@ -283,10 +278,16 @@ impl CompiledSchema {
             return Ok(());
         }
         match self.validator.validate(instance) {
-            Ok(()) => Ok(()),
             Err(error) => Err(diagnose(&error)),
+            Ok(()) => Err(unexplained()),
         }
     }
+}
+
+/// A rejection the error-reporting validator could not explain: still a rejection.
+fn unexplained() -> Diagnostic {
+    let message = "the response is invalid, but the validator gave no explanation";
+    Diagnostic::new(Stage::Schema, "schema", message, message)
 }
 
 fn diagnose(error: &ValidationError<'_>) -> Diagnostic {

@@ -563,6 +563,13 @@ fn deepest_allowed_document_fits_a_small_thread_stack() {
         .stack_size(2 << 20)
         .spawn(move || {
             let admission = guard.admit(&request, body.as_bytes());
+            // Rejected at the very bottom: the diagnostic path (a serde_json copy and the
+            // error-building validator) runs at full depth too.
+            let bottom = format!("{}1{}", "[".repeat(depth - 2), "]".repeat(depth - 2));
+            let wrong = body.replace(&nested, &bottom);
+            let rejection = guard.admit(&request, wrong.as_bytes());
+            assert_eq!(rejection.audit().stage(), airlock_guard::Stage::Schema);
+            assert!(rejection.diagnostic().is_some());
             let too_deep = format!("[{nested}]");
             let rejected = guard
                 .contract()

@@ -26,10 +26,10 @@
 //! ```
 
 use airlock_guard::{
-    parse, sha256_hex, AgentValue, Guard, ParseErrorKind, Request, Sha256Digest, Stage,
+    parse, sha256_hex, AgentValue, Guard, ParseErrorKind, Pointer, Request, Sha256Digest, Stage,
 };
 use arbitrary::{Arbitrary, Unstructured};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -204,32 +204,18 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
             by_value.as_ref().err().map(ToString::to_string)
         );
         if let Some(data) = agent.data() {
-            // Every agent member is the response's own value at its field, nothing else.
-            for (name, got) in data.iter() {
-                // Where the member lands: the first token below `/data` (or the first).
-                let lands = |tokens: &[String]| match tokens {
-                    [data, first, ..] if data == "data" => first == name,
-                    [first, ..] => first == name,
-                    [] => false,
-                };
-                ensure!(
-                    contract.agent_fields().iter().any(|f| lands(f.tokens())),
-                    "agent_member_not_a_field",
-                    "the agent got member {name:?}, which no agent field names"
-                );
-                let flat = contract
-                    .agent_fields()
-                    .iter()
-                    .find(|f| matches!(f.tokens(), [data, n] if data == "data" && n == name));
-                if let Some(field) = flat {
-                    ensure!(
-                        field.resolve(&value) == Some(got),
-                        "agent_value_not_the_response_value",
-                        "agent member {name:?} is {got}, the response's {field} is {:?}",
-                        field.resolve(&value)
-                    );
-                }
-            }
+            // The agent's `data` is exactly the agent fields the response carries, each
+            // the response's own value, in the contract's order.
+            let expected = expected_data(contract.agent_fields(), &value);
+            let got: Vec<(&str, &Value)> = data.iter().collect();
+            let want: Vec<(&str, &Value)> = expected.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            ensure!(
+                got == want,
+                "agent_data_not_the_fields",
+                "the agent got {}, the response's agent fields are {}",
+                Value::Object(data.to_map()),
+                Value::Object(expected.clone())
+            );
         }
     }
     if admission.is_admitted() {
@@ -241,6 +227,37 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         );
     }
     Ok(())
+}
+
+/// What the agent's `data` must be for `response`: each agent field present, at its
+/// place below `/data`, in the contract's order. Written independently of the guard's
+/// projection, on the `serde_json` value.
+fn expected_data(fields: &[Pointer], response: &Value) -> Map<String, Value> {
+    let mut data = Map::new();
+    for field in fields {
+        let Some(found) = field.resolve(response) else {
+            continue;
+        };
+        let tokens = match field.tokens() {
+            [first, rest @ ..] if first == "data" && !rest.is_empty() => rest,
+            all => all,
+        };
+        let Some((last, parents)) = tokens.split_last() else {
+            continue;
+        };
+        let mut at = &mut data;
+        for token in parents {
+            let entry = at
+                .entry(token.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+            match entry {
+                Value::Object(next) => at = next,
+                _ => return data,
+            }
+        }
+        at.insert(last.clone(), found.clone());
+    }
+    data
 }
 
 /// One edit of a [`Chain`]. Positions are taken modulo the body's length.

@@ -118,7 +118,11 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         .flatten()
     {
         // The chain's bytes replay the finding; the body they stand for is what to read.
-        let body_path = path.with_extension(format!("{tool}.body"));
+        // Named without a target prefix: replaying it never reads it as a chain only.
+        let digest = airlock_guard::sha256_hex(&body);
+        let body_path = args
+            .artifacts
+            .join(format!("body-{}.{tool}.json", &digest[..16]));
         std::fs::write(&body_path, body)
             .with_context(|| format!("writing {}", body_path.display()))?;
         println!("fuzz: the body judged by {tool}: {}", body_path.display());
