@@ -109,6 +109,28 @@ struct Manifest {
     #[serde(default)]
     checks: Vec<CheckManifest>,
     retry: RetryManifest,
+    #[serde(default)]
+    lint: LintManifest,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LintManifest {
+    #[serde(default)]
+    allow: Vec<LintAllowance>,
+}
+
+/// A lint finding the contract's authors accept, with their reason (`[lint] allow` in
+/// `contract.toml`: `{ rule = "free-text-agent-field", at = "/data/reviewed_by", reason = "…" }`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintAllowance {
+    /// The rule id.
+    pub rule: String,
+    /// The JSON pointer the finding names.
+    pub at: String,
+    /// Why it is accepted.
+    pub reason: String,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +183,7 @@ struct Inner {
     retry: RetryPolicy,
     schema: CompiledSchema,
     dir: Option<PathBuf>,
+    lint_allowances: Vec<LintAllowance>,
 }
 
 impl Contract {
@@ -248,6 +271,7 @@ impl Contract {
                 retry,
                 schema,
                 dir: Some(dir.to_path_buf()),
+                lint_allowances: manifest.lint.allow,
             },
         )
     }
@@ -291,6 +315,11 @@ impl Contract {
     /// The compiled schema.
     pub fn schema(&self) -> &CompiledSchema {
         &self.inner.schema
+    }
+
+    /// The lint findings the contract accepts (`[lint] allow`).
+    pub fn lint_allowances(&self) -> &[LintAllowance] {
+        &self.inner.lint_allowances
     }
 
     /// The folder the contract was loaded from.
@@ -385,6 +414,7 @@ impl ContractBuilder {
                 retry: self.retry,
                 schema,
                 dir: None,
+                lint_allowances: Vec::new(),
             },
         )
     }

@@ -61,7 +61,9 @@ pub use audit::{
     sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Sha256Digest, Stage, Verdict,
 };
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
-pub use contract::{load_schema_file, Contract, ContractBuilder, ContractError, MANIFEST};
+pub use contract::{
+    load_schema_file, Contract, ContractBuilder, ContractError, LintAllowance, MANIFEST,
+};
 pub use guard::{Admission, Guard, GuardBuilder};
 pub use limits::{read_limited, Limits, ReadError, MAX_DEPTH_CEILING};
 pub use parse::{parse, ParseError, ParseErrorKind};

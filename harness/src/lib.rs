@@ -27,6 +27,7 @@ pub mod corpus;
 pub mod exit;
 pub mod fuzz;
 pub mod generated;
+pub mod lint;
 pub mod protocol;
 pub mod report;
 pub mod shape;

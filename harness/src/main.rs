@@ -31,6 +31,8 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Fuzz the guard in process with the invariants of the cargo-fuzz targets.
     Fuzz(cli::fuzz::FuzzArgs),
+    /// Lint contracts' schemas for what a guard should not let through.
+    Lint(cli::lint::LintArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Mutate(args) => cli::mutate::run(args),
         Command::Validate(args) => cli::validate::run(args),
         Command::Fuzz(args) => cli::fuzz::run(args),
+        Command::Lint(args) => cli::lint::run(args),
     });
     match outcome {
         Ok(Ok(exit)) => exit.into(),

@@ -6,4 +6,5 @@ mod check;
 mod cli;
 mod fixtures;
 mod fuzz;
+mod lint;
 mod util;

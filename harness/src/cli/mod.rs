@@ -4,5 +4,6 @@ pub mod admit;
 pub mod check;
 pub mod fuzz;
 pub mod guard;
+pub mod lint;
 pub mod mutate;
 pub mod validate;

@@ -1,0 +1,800 @@
+//! `airlock lint`: what a contract's schema lets through that a guard should not, found
+//! statically and pointed at by line and column of the schema file.
+//!
+//! ```
+//! use airlock_harness::lint::{lint_contract, Severity};
+//!
+//! let findings = lint_contract("../schemas/job_run_status".as_ref());
+//! assert!(findings.iter().all(|f| f.severity != Severity::Error || f.allowed.is_some()));
+//! ```
+
+use airlock_guard::{parse, Contract, Pointer, DRAFT_2020_12};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::adversary::schema_at;
+use crate::cases::escape_token;
+
+/// How serious a finding is: errors fail `airlock lint`, warnings only with `--strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The schema lets hostile or ambiguous responses through.
+    Error,
+    /// A weakness worth a look or an explicit allowance.
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// Every rule: id, severity, what it flags.
+pub const RULES: &[(&str, Severity, &str)] = &[
+    ("schema-dialect", Severity::Error, "`$schema` missing or not Draft 2020-12"),
+    ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef` outside the contract's own files"),
+    ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
+    ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
+    ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
+    ("free-form-map", Severity::Warning, "`patternProperties` or a schema-valued `additionalProperties`: members of any name"),
+    ("unbounded-string", Severity::Warning, "a string without `maxLength`, `enum`, `const` or a bounded anchored pattern"),
+    ("unbounded-array", Severity::Warning, "an array without `maxItems`"),
+    ("unanchored-pattern", Severity::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
+    ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
+    ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, `pattern` or `format`): instructions can ride in it"),
+];
+
+fn severity(rule: &str) -> Severity {
+    RULES
+        .iter()
+        .find(|(id, _, _)| *id == rule)
+        .map_or(Severity::Error, |(_, s, _)| *s)
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LintFinding {
+    /// The rule id.
+    pub rule: &'static str,
+    /// Its severity.
+    pub severity: Severity,
+    /// The schema (or contract) file.
+    pub file: PathBuf,
+    /// JSON pointer into the schema (an agent field's pointer for `free-text-agent-field`).
+    pub pointer: String,
+    /// 1-based line of the flagged value in `file` (0 when unknown).
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong and what to do.
+    pub message: String,
+    /// The reason given in `contract.toml`'s `[lint] allow`, when allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<String>,
+}
+
+impl fmt::Display for LintFinding {
+    /// `file:line:column: severity[rule] pointer: message`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(
+            f,
+            "{}:{}:{}: {}[{}] {at}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.severity,
+            self.rule,
+            self.message
+        )?;
+        if let Some(reason) = &self.allowed {
+            write!(f, " (allowed: {reason})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Lint every `v*.schema.json` of the contract in `dir`, with its agent fields and its
+/// `[lint] allow` list. A contract that does not load is itself a finding.
+pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
+    let manifest = dir.join(airlock_guard::MANIFEST);
+    let (contract, mut findings) = match Contract::load(dir) {
+        Ok(contract) => (Some(contract), Vec::new()),
+        Err(error) => (
+            None,
+            vec![LintFinding {
+                rule: "contract-load",
+                severity: Severity::Error,
+                file: manifest,
+                pointer: String::new(),
+                line: 0,
+                column: 0,
+                message: error.to_string(),
+                allowed: None,
+            }],
+        ),
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    let name = p.file_name().unwrap_or_default().to_string_lossy();
+                    name.starts_with('v') && name.ends_with(".schema.json")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let tool = contract
+        .as_ref()
+        .map(|c| c.tool().to_owned())
+        .unwrap_or_default();
+    for file in files {
+        let current = contract
+            .as_ref()
+            .is_some_and(|c| file.ends_with(format!("v{}.schema.json", c.version())));
+        let fields = match (&contract, current) {
+            (Some(c), true) => c.agent_fields().to_vec(),
+            _ => Vec::new(),
+        };
+        let mut found = lint_schema_file(&file, &fields, Some(&tool));
+        if let Some(contract) = &contract {
+            for finding in &mut found {
+                finding.allowed = contract
+                    .lint_allowances()
+                    .iter()
+                    .find(|a| a.rule == finding.rule && a.at == finding.pointer)
+                    .map(|a| a.reason.clone());
+            }
+        }
+        findings.extend(found);
+    }
+    findings
+}
+
+/// Lint one schema file; `fields` are the agent fields it serves (none for a standalone
+/// schema); `tool` names the contract whose own files `$ref` may reach.
+pub fn lint_schema_file(path: &Path, fields: &[Pointer], tool: Option<&str>) -> Vec<LintFinding> {
+    let unreadable = |message: String| {
+        vec![LintFinding {
+            rule: "schema-unreadable",
+            severity: Severity::Error,
+            file: path.to_path_buf(),
+            pointer: String::new(),
+            line: 0,
+            column: 0,
+            message,
+            allowed: None,
+        }]
+    };
+    let source = match std::fs::read(path) {
+        Ok(source) => source,
+        Err(e) => return unreadable(e.to_string()),
+    };
+    let document = match parse(&source, 128) {
+        Ok(document) => document,
+        Err(e) => return unreadable(format!("not strict JSON: {e}")),
+    };
+    lint_schema(path, &source, &document, fields, tool)
+}
+
+/// Lint a parsed schema whose text is `source`.
+pub fn lint_schema(
+    path: &Path,
+    source: &[u8],
+    document: &Value,
+    fields: &[Pointer],
+    tool: Option<&str>,
+) -> Vec<LintFinding> {
+    let mut linter = Linter {
+        document,
+        tool,
+        closed_refs: BTreeSet::new(),
+        raw: Vec::new(),
+    };
+    // Which `$defs` are reached in place from a schema closed by
+    // `unevaluatedProperties: false` (so they need not close themselves): to a fixpoint.
+    loop {
+        let before = linter.closed_refs.len();
+        linter.raw.clear();
+        linter.walk(document, String::new(), false);
+        if linter.closed_refs.len() == before {
+            break;
+        }
+    }
+    linter.root(document);
+    linter.agent_fields(fields);
+    let positions = positions(source);
+    let mut findings: Vec<LintFinding> = linter
+        .raw
+        .into_iter()
+        .map(|(rule, pointer, message)| {
+            let (line, column) = positions.get(&pointer).copied().unwrap_or((0, 0));
+            LintFinding {
+                rule,
+                severity: severity(rule),
+                file: path.to_path_buf(),
+                pointer,
+                line,
+                column,
+                message,
+                allowed: None,
+            }
+        })
+        .collect();
+    findings.sort_by(|a, b| (a.line, a.column, a.rule).cmp(&(b.line, b.column, b.rule)));
+    findings.dedup();
+    findings
+}
+
+struct Linter<'s> {
+    document: &'s Value,
+    tool: Option<&'s str>,
+    closed_refs: BTreeSet<String>,
+    raw: Vec<(&'static str, String, String)>,
+}
+
+/// Keywords whose value is one subschema applying to the same instance.
+const IN_PLACE_ONE: &[&str] = &["not", "if", "then", "else"];
+/// Keywords whose value is an array of subschemas applying to the same instance.
+const IN_PLACE_MANY: &[&str] = &["allOf", "anyOf", "oneOf"];
+/// Keywords whose value is one subschema for members or items.
+const CHILD_ONE: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "items",
+    "contains",
+    "unevaluatedItems",
+];
+/// Keywords whose value maps names to subschemas.
+const CHILD_MAP: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+impl<'s> Linter<'s> {
+    fn flag(&mut self, rule: &'static str, pointer: &str, message: impl Into<String>) {
+        self.raw.push((rule, pointer.to_owned(), message.into()));
+    }
+
+    fn walk(&mut self, schema: &'s Value, pointer: String, closed: bool) {
+        let Some(object) = schema.as_object() else {
+            return;
+        };
+        let closed = closed || self.closed_refs.contains(&pointer);
+        self.check(object, &pointer, closed);
+        // Branches applying to an instance this schema closes need not close it again
+        // (with `additionalProperties`, `composition-needs-unevaluated` says what is wrong).
+        let closes = ["unevaluatedProperties", "additionalProperties"]
+            .iter()
+            .any(|k| object.get(*k) == Some(&Value::Bool(false)));
+        for (key, value) in object {
+            let at = format!("{pointer}/{}", escape_token(key));
+            let key = key.as_str();
+            if IN_PLACE_ONE.contains(&key) {
+                self.in_place(value, at, closed || closes);
+            } else if IN_PLACE_MANY.contains(&key) {
+                for (i, branch) in value.as_array().into_iter().flatten().enumerate() {
+                    self.in_place(branch, format!("{at}/{i}"), closed || closes);
+                }
+            } else if CHILD_ONE.contains(&key) {
+                self.walk(value, at, false);
+            } else if key == "prefixItems" {
+                for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+                    self.walk(item, format!("{at}/{i}"), false);
+                }
+            } else if CHILD_MAP.contains(&key) {
+                for (name, sub) in value.as_object().into_iter().flatten() {
+                    self.walk(sub, format!("{at}/{}", escape_token(name)), false);
+                }
+            }
+        }
+    }
+
+    /// A subschema applying to the same instance; a local `$ref` from a closed place
+    /// closes its target too.
+    fn in_place(&mut self, schema: &'s Value, pointer: String, closed: bool) {
+        if closed {
+            if let Some(target) = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+            {
+                self.closed_refs.insert(target.to_owned());
+            }
+        }
+        self.walk(schema, pointer, closed);
+    }
+
+    fn check(&mut self, object: &'s serde_json::Map<String, Value>, pointer: &str, closed: bool) {
+        let types = types(object);
+        let is_object = types.contains(&"object") || object.contains_key("properties");
+        let additional = object.get("additionalProperties");
+        let unevaluated = object.get("unevaluatedProperties");
+        let closed_here =
+            additional == Some(&Value::Bool(false)) || unevaluated == Some(&Value::Bool(false));
+        if object.contains_key("patternProperties") {
+            self.flag(
+                "free-form-map",
+                &format!("{pointer}/patternProperties"),
+                "members of any name matching a pattern are admitted; list them in `properties`",
+            );
+        }
+        for keyword in ["additionalProperties", "unevaluatedProperties"] {
+            if object.get(keyword).is_some_and(Value::is_object) {
+                self.flag(
+                    "free-form-map",
+                    &format!("{pointer}/{keyword}"),
+                    format!("`{keyword}` is a schema: members of any name are admitted"),
+                );
+            }
+        }
+        let free_form =
+            additional.is_some_and(Value::is_object) || unevaluated.is_some_and(Value::is_object);
+        if is_object && !closed_here && !closed && !free_form {
+            self.flag(
+                "open-object",
+                pointer,
+                "this object admits members it does not list: add `additionalProperties: false` \
+                 (or `unevaluatedProperties: false` when composing with `allOf`)",
+            );
+        }
+        if additional == Some(&Value::Bool(false)) {
+            let listed: BTreeSet<&str> = object
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let composed = self.composed_members(object);
+            let unlisted: Vec<&str> = composed.difference(&listed).copied().collect();
+            if !unlisted.is_empty() {
+                self.flag(
+                    "composition-needs-unevaluated",
+                    &format!("{pointer}/additionalProperties"),
+                    format!(
+                        "`additionalProperties: false` does not see members declared in \
+                         composed schemas, so {unlisted:?} are always rejected: use \
+                         `unevaluatedProperties: false`"
+                    ),
+                );
+            }
+        }
+        if types.contains(&"string") && !bounded_string(object) {
+            self.flag(
+                "unbounded-string",
+                pointer,
+                "a string without `maxLength` (or `enum`, `const`, a bounded anchored pattern) \
+                 can carry any amount of text",
+            );
+        }
+        let closed_tuple =
+            object.contains_key("prefixItems") && object.get("items") == Some(&Value::Bool(false));
+        if (types.contains(&"array") || object.contains_key("items"))
+            && !object.contains_key("maxItems")
+            && !closed_tuple
+        {
+            self.flag("unbounded-array", pointer, "an array without `maxItems`");
+        }
+        let mut patterns: Vec<(String, &str)> = Vec::new();
+        if let Some(p) = object.get("pattern").and_then(Value::as_str) {
+            patterns.push((format!("{pointer}/pattern"), p));
+        }
+        for name in object
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            patterns.push((
+                format!("{pointer}/patternProperties/{}", escape_token(name)),
+                name.as_str(),
+            ));
+        }
+        for (at, pattern) in patterns {
+            if !anchored(pattern) {
+                self.flag(
+                    "unanchored-pattern",
+                    &at,
+                    format!("`{pattern}` matches anywhere in the string: anchor it with `^…$`"),
+                );
+            }
+            if nested_quantifier(pattern) {
+                self.flag(
+                    "backtracking-pattern",
+                    &at,
+                    format!(
+                        "`{pattern}` quantifies a group that holds a quantifier: exponential on \
+                         backtracking engines (Airlock's own is linear, other consumers may not be)"
+                    ),
+                );
+            }
+        }
+        for keyword in ["$ref", "$dynamicRef"] {
+            if let Some(reference) = object.get(keyword).and_then(Value::as_str) {
+                if self.remote(reference) {
+                    self.flag(
+                        "remote-ref",
+                        &format!("{pointer}/{}", escape_token(keyword)),
+                        format!(
+                            "`{reference}` is outside the contract: only the contract's own \
+                             files resolve, nothing is fetched"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Whether `reference` has a URI scheme and is not one of the contract's own files.
+    fn remote(&self, reference: &str) -> bool {
+        let scheme = reference.split_once(':').is_some_and(|(s, _)| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+        });
+        let own = self
+            .tool
+            .is_some_and(|tool| reference.starts_with(&format!("airlock://contract/{tool}/")));
+        scheme && !own
+    }
+
+    /// Member names declared by the composed schemas of `object` (its `allOf`, `anyOf`,
+    /// `oneOf` branches, through a local `$ref`, one level).
+    fn composed_members(&self, object: &'s serde_json::Map<String, Value>) -> BTreeSet<&'s str> {
+        let mut names = BTreeSet::new();
+        for keyword in IN_PLACE_MANY {
+            for branch in object
+                .get(*keyword)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let target = branch
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix('#'))
+                    .and_then(|p| self.document.pointer(p))
+                    .unwrap_or(branch);
+                names.extend(
+                    target
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flat_map(|m| m.keys().map(String::as_str)),
+                );
+            }
+        }
+        names
+    }
+
+    /// Root-level rules: the dialect and the envelope's branches.
+    fn root(&mut self, document: &'s Value) {
+        match document.get("$schema").and_then(Value::as_str) {
+            None if document.is_object() => self.flag(
+                "schema-dialect",
+                "",
+                format!("no `$schema`: declare {DRAFT_2020_12:?}"),
+            ),
+            Some(dialect) if dialect.trim_end_matches('#') != DRAFT_2020_12 => self.flag(
+                "schema-dialect",
+                "/$schema",
+                format!("{dialect:?} is not Draft 2020-12, the only dialect contracts use"),
+            ),
+            _ => {}
+        }
+        for keyword in ["oneOf", "anyOf"] {
+            let Some(branches) = document.get(keyword).and_then(Value::as_array) else {
+                continue;
+            };
+            if branches.len() < 2 {
+                continue;
+            }
+            let resolved: Vec<&Value> = branches
+                .iter()
+                .map(|b| {
+                    b.get("$ref")
+                        .and_then(Value::as_str)
+                        .and_then(|r| r.strip_prefix('#'))
+                        .and_then(|p| document.pointer(p))
+                        .unwrap_or(b)
+                })
+                .collect();
+            if discriminator(&resolved).is_none() {
+                self.flag(
+                    "envelope-overlap",
+                    &format!("/{keyword}"),
+                    "no required member with a distinct `const` in every branch (such as \
+                     `outcome`): one response can match several branches",
+                );
+            }
+        }
+    }
+
+    /// Agent fields that are free text.
+    fn agent_fields(&mut self, fields: &[Pointer]) {
+        let addresses = addresses(self.document);
+        for field in fields {
+            let schemas = schema_at(self.document, field.as_str());
+            let stringy = schemas
+                .iter()
+                .any(|s| s.as_object().is_some_and(|o| types(o).contains(&"string")));
+            let constrained = schemas.iter().any(|s| {
+                ["enum", "const", "pattern", "format"]
+                    .iter()
+                    .any(|k| s.get(*k).is_some())
+            });
+            if stringy && !constrained {
+                let pointer = schemas
+                    .iter()
+                    .find_map(|s| addresses.get(&std::ptr::from_ref(*s)).cloned())
+                    .unwrap_or_default();
+                self.flag(
+                    "free-text-agent-field",
+                    &pointer,
+                    format!(
+                        "agent field {field} is free text: anything the upstream writes there \
+                         reaches the agent; constrain it (`enum`, `pattern`, `format`) or allow it \
+                         in contract.toml with a reason"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The `type` keyword as a list (empty when absent).
+fn types(object: &serde_json::Map<String, Value>) -> Vec<&str> {
+    match object.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn bounded_string(object: &serde_json::Map<String, Value>) -> bool {
+    ["maxLength", "enum", "const"]
+        .iter()
+        .any(|k| object.contains_key(*k))
+        || object
+            .get("pattern")
+            .and_then(Value::as_str)
+            .is_some_and(|p| anchored(p) && !unbounded_quantifier(p))
+}
+
+/// `^…$` around the whole pattern (the `$` not escaped).
+fn anchored(pattern: &str) -> bool {
+    let ends = pattern.ends_with('$') && !pattern.ends_with("\\$") || pattern.ends_with("\\\\$");
+    pattern.starts_with('^') && ends
+}
+
+/// The pattern's syntax, outside character classes and escapes: `(char, position)`.
+fn syntax(pattern: &str) -> Vec<char> {
+    let mut out = Vec::new();
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+                out.push('a');
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => {
+                in_class = false;
+                out.push('a');
+            }
+            _ if in_class => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `*`, `+` or `{n,}` anywhere in the pattern.
+fn unbounded_quantifier(pattern: &str) -> bool {
+    let s: String = syntax(pattern).into_iter().collect();
+    s.contains('*') || s.contains('+') || s.contains(",}")
+}
+
+/// A group that holds a `*`/`+`/`{…}` quantifier and is itself quantified so.
+fn nested_quantifier(pattern: &str) -> bool {
+    let s = syntax(pattern);
+    let quantifier = |c: Option<&char>| matches!(c, Some('*' | '+' | '{'));
+    let mut inner: Vec<bool> = Vec::new();
+    for (i, c) in s.iter().enumerate() {
+        match c {
+            '(' => inner.push(false),
+            ')' => {
+                let held = inner.pop().unwrap_or(false);
+                if held && quantifier(s.get(i + 1)) {
+                    return true;
+                }
+                if let Some(parent) = inner.last_mut() {
+                    *parent |= held;
+                }
+            }
+            '*' | '+' | '{' => {
+                if let Some(top) = inner.last_mut() {
+                    *top = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A member every branch requires with a `const`, the consts pairwise distinct.
+fn discriminator(branches: &[&Value]) -> Option<String> {
+    let first = branches.first()?;
+    let mut names = first.get("properties")?.as_object()?.keys();
+    names
+        .find(|name| {
+            let mut seen: Vec<&Value> = Vec::new();
+            branches.iter().all(|branch| {
+                let required = branch
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)));
+                let constant = branch
+                    .get("properties")
+                    .and_then(|p| p.get(name.as_str()))
+                    .and_then(|p| p.get("const"));
+                match constant {
+                    Some(c) if required && !seen.contains(&c) => {
+                        seen.push(c);
+                        true
+                    }
+                    _ => false,
+                }
+            })
+        })
+        .cloned()
+}
+
+/// The JSON pointer of every object in `document`, by address.
+fn addresses(document: &Value) -> HashMap<*const Value, String> {
+    fn walk(value: &Value, pointer: String, out: &mut HashMap<*const Value, String>) {
+        match value {
+            Value::Object(map) => {
+                out.insert(std::ptr::from_ref(value), pointer.clone());
+                for (k, v) in map {
+                    walk(v, format!("{pointer}/{}", escape_token(k)), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, format!("{pointer}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    walk(document, String::new(), &mut out);
+    out
+}
+
+/// The line and column (1-based, in characters) where each value of the JSON text
+/// `source` starts, by JSON pointer. `source` is known to be valid JSON.
+pub fn positions(source: &[u8]) -> HashMap<String, (usize, usize)> {
+    struct Frame {
+        object: bool,
+        index: usize,
+        pushed: bool,
+    }
+    let mut out = HashMap::new();
+    let mut path: Vec<String> = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let (mut line, mut line_start) = (1, 0);
+    let mut expect_key = false;
+    let mut i = 0;
+    let column = |i: usize, line_start: usize| {
+        String::from_utf8_lossy(&source[line_start..i])
+            .chars()
+            .count()
+            + 1
+    };
+    let pointer = |path: &[String]| {
+        path.iter().fold(String::new(), |mut p, t| {
+            p.push('/');
+            p.push_str(t);
+            p
+        })
+    };
+    while i < source.len() {
+        let c = source[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+            }
+            b' ' | b'\t' | b'\r' | b':' => {}
+            b',' => {
+                if let Some(frame) = stack.last_mut() {
+                    if frame.object {
+                        if frame.pushed {
+                            path.pop();
+                            frame.pushed = false;
+                        }
+                        expect_key = true;
+                    } else {
+                        frame.index += 1;
+                        path.pop();
+                        path.push(frame.index.to_string());
+                    }
+                }
+            }
+            b'}' | b']' => {
+                if let Some(frame) = stack.pop() {
+                    if !frame.object || frame.pushed {
+                        path.pop();
+                    }
+                }
+                expect_key = false;
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < source.len() && source[i] != b'"' {
+                    if source[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if expect_key {
+                    let name: String =
+                        serde_json::from_slice(&source[start..=i.min(source.len() - 1)])
+                            .unwrap_or_default();
+                    path.push(escape_token(&name));
+                    if let Some(frame) = stack.last_mut() {
+                        frame.pushed = true;
+                    }
+                    expect_key = false;
+                } else {
+                    out.insert(pointer(&path), (line, column(start, line_start)));
+                }
+            }
+            b'{' | b'[' => {
+                out.insert(pointer(&path), (line, column(i, line_start)));
+                let object = c == b'{';
+                stack.push(Frame {
+                    object,
+                    index: 0,
+                    pushed: false,
+                });
+                if object {
+                    expect_key = true;
+                } else {
+                    path.push("0".into());
+                }
+            }
+            _ => {
+                out.insert(pointer(&path), (line, column(i, line_start)));
+                while i + 1 < source.len() && !b",}] \t\r\n".contains(&source[i + 1]) {
+                    i += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}

@@ -1,0 +1,187 @@
+//! `airlock lint`: every rule on a schema built to break it, no false alarm on the shipped
+//! contracts, allowances, positions, the command line.
+
+use airlock_harness::lint::{lint_contract, lint_schema_file, positions, Severity, RULES};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::util::{airlock, contract_dir, root, TOOLS};
+
+fn bad_schema() -> std::path::PathBuf {
+    root().join("harness/tests/lint/bad.schema.json")
+}
+
+#[test]
+fn every_rule_fires_where_the_schema_breaks_it() {
+    let findings = lint_schema_file(&bad_schema(), &[], None);
+    let got: BTreeSet<(&str, &str, usize, usize)> = findings
+        .iter()
+        .map(|f| (f.rule, f.pointer.as_str(), f.line, f.column))
+        .collect();
+    let expected: BTreeSet<(&str, &str, usize, usize)> = [
+        ("schema-dialect", "/$schema", 2, 14),
+        ("envelope-overlap", "/oneOf", 3, 12),
+        ("open-object", "/oneOf/0", 4, 5),
+        ("free-form-map", "/$defs/meta/additionalProperties", 8, 56),
+        (
+            "unbounded-string",
+            "/$defs/meta/additionalProperties",
+            8,
+            56,
+        ),
+        ("unbounded-array", "/$defs/tags", 9, 13),
+        ("unbounded-string", "/$defs/tags/items", 9, 40),
+        ("unanchored-pattern", "/$defs/tags/items/pattern", 9, 70),
+        ("unbounded-string", "/$defs/slow", 10, 13),
+        ("backtracking-pattern", "/$defs/slow/pattern", 10, 43),
+        (
+            "composition-needs-unevaluated",
+            "/$defs/both/additionalProperties",
+            11,
+            86,
+        ),
+        ("remote-ref", "/$defs/far/$ref", 12, 21),
+        ("free-form-map", "/$defs/pp/patternProperties", 13, 51),
+        (
+            "unanchored-pattern",
+            "/$defs/pp/patternProperties/^x",
+            13,
+            58,
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, expected);
+    let fired: BTreeSet<&str> = findings.iter().map(|f| f.rule).collect();
+    for (rule, _, _) in RULES {
+        assert!(
+            fired.contains(rule) || *rule == "free-text-agent-field",
+            "{rule} never fires on the bad schema"
+        );
+    }
+}
+
+#[test]
+fn shipped_contracts_have_no_errors_and_two_free_text_agent_fields() {
+    let mut warnings = Vec::new();
+    for tool in TOOLS {
+        for finding in lint_contract(&contract_dir(tool)) {
+            assert_ne!(finding.severity, Severity::Error, "{finding}");
+            warnings.push((tool, finding.rule, finding.pointer));
+        }
+    }
+    assert_eq!(
+        warnings,
+        [
+            (
+                "review_status",
+                "free-text-agent-field",
+                "/$defs/data/properties/reviewed_by".to_owned()
+            ),
+            (
+                "identity_lookup",
+                "free-text-agent-field",
+                "/$defs/data/allOf/0/properties/subject".to_owned()
+            ),
+        ]
+    );
+}
+
+fn copy_contract(tool: &str, into: &Path) -> std::path::PathBuf {
+    let dir = into.join("schemas").join(tool);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(contract_dir(tool)).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn an_allowance_in_contract_toml_keeps_the_finding_visible_but_passing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_contract("review_status", tmp.path());
+    let manifest = dir.join("contract.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(
+        "\n[lint]\nallow = [{ rule = \"free-text-agent-field\", at = \"/$defs/data/properties/reviewed_by\", reason = \"reviewer names are shown as names\" }]\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let findings = lint_contract(&dir);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(
+        findings[0].allowed.as_deref(),
+        Some("reviewer names are shown as names")
+    );
+    let out = airlock(
+        &["lint", "--strict", "--contract", dir.to_str().unwrap()],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("(allowed: reviewer names are shown as names)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_contract_that_does_not_load_is_an_error_and_its_schema_is_still_linted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_contract("deploy_status", tmp.path());
+    let schema = dir.join("v1.schema.json");
+    let text = std::fs::read_to_string(&schema).unwrap().replacen(
+        "\"$defs\": {",
+        "\"$defs\": {\"far\": {\"$ref\": \"https://example.com/x.json\"},",
+        1,
+    );
+    std::fs::write(&schema, text).unwrap();
+    let rules: Vec<&str> = lint_contract(&dir).iter().map(|f| f.rule).collect();
+    assert!(rules.contains(&"contract-load"), "{rules:?}");
+    assert!(rules.contains(&"remote-ref"), "{rules:?}");
+}
+
+#[test]
+fn positions_name_the_value_of_every_pointer() {
+    let text = "{\n  \"a/b\": [1, {\"~k\": \"v\"}],\n  \"é\": {\"x\": null}, \"e\": []\n}";
+    let p = positions(text.as_bytes());
+    assert_eq!(p[""], (1, 1));
+    assert_eq!(p["/a~1b"], (2, 10));
+    assert_eq!(p["/a~1b/0"], (2, 11));
+    assert_eq!(p["/a~1b/1"], (2, 14));
+    assert_eq!(p["/a~1b/1/~0k"], (2, 21));
+    assert_eq!(p["/é"], (3, 8));
+    assert_eq!(p["/é/x"], (3, 14));
+    assert_eq!(p["/e"], (3, 26));
+    assert!(!p.contains_key("/e/0"));
+}
+
+#[test]
+fn cli_lint_exit_codes_and_formats() {
+    let out = airlock(&["lint"], b"");
+    assert_eq!(out.status.code(), Some(0), "warnings only");
+    let out = airlock(&["lint", "--strict"], b"");
+    assert_eq!(out.status.code(), Some(1), "warnings fail with --strict");
+    let bad = bad_schema();
+    let out = airlock(
+        &[
+            "lint",
+            "--schema",
+            bad.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["totals"]["errors"], 5);
+    assert_eq!(report["findings"][0]["rule"], "schema-dialect");
+    let out = airlock(&["lint", "--schema", "no/such.schema.json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let out = airlock(&["lint", "--list-rules"], b"");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    for (rule, _, _) in RULES {
+        assert!(listed.contains(rule));
+    }
+}
