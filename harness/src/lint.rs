@@ -44,12 +44,14 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
     ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
     ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
+    ("unconstrained", Severity::Error, "a member schema of `true` or `{}` (annotations only): any value at all is admitted"),
     ("free-form-map", Severity::Warning, "`patternProperties` or a schema-valued `additionalProperties`: members of any name"),
     ("unbounded-string", Severity::Warning, "a string without `maxLength`, `enum`, `const` or a bounded anchored pattern"),
     ("unbounded-array", Severity::Warning, "an array without `maxItems`"),
     ("unanchored-pattern", Severity::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
     ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
-    ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, `pattern` or `format`): instructions can ride in it"),
+    ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
+    ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
 
 fn severity(rule: &str) -> Severity {
@@ -68,7 +70,8 @@ pub struct LintFinding {
     pub severity: Severity,
     /// The schema (or contract) file.
     pub file: PathBuf,
-    /// JSON pointer into the schema (an agent field's pointer for `free-text-agent-field`).
+    /// JSON pointer into the schema (for `free-text-agent-field`, the agent field's
+    /// subschema).
     pub pointer: String,
     /// 1-based line of the flagged value in `file` (0 when unknown).
     pub line: usize,
@@ -117,7 +120,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             vec![LintFinding {
                 rule: "contract-load",
                 severity: Severity::Error,
-                file: manifest,
+                file: manifest.clone(),
                 pointer: String::new(),
                 line: 0,
                 column: 0,
@@ -163,6 +166,28 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
         }
         findings.extend(found);
     }
+    if let Some(contract) = &contract {
+        for allowance in contract.lint_allowances() {
+            let used = findings
+                .iter()
+                .any(|f| f.rule == allowance.rule && f.pointer == allowance.at);
+            if !used {
+                findings.push(LintFinding {
+                    rule: "stale-allowance",
+                    severity: Severity::Warning,
+                    file: manifest.clone(),
+                    pointer: allowance.at.clone(),
+                    line: 0,
+                    column: 0,
+                    message: format!(
+                        "`[lint] allow` of {} at {} matches no finding: remove it",
+                        allowance.rule, allowance.at
+                    ),
+                    allowed: None,
+                });
+            }
+        }
+    }
     findings
 }
 
@@ -185,7 +210,7 @@ pub fn lint_schema_file(path: &Path, fields: &[Pointer], tool: Option<&str>) -> 
         Ok(source) => source,
         Err(e) => return unreadable(e.to_string()),
     };
-    let document = match parse(&source, 128) {
+    let document = match parse(&source, 256) {
         Ok(document) => document,
         Err(e) => return unreadable(format!("not strict JSON: {e}")),
     };
@@ -258,17 +283,10 @@ const CHILD_ONE: &[&str] = &[
     "unevaluatedProperties",
     "propertyNames",
     "items",
-    "contains",
     "unevaluatedItems",
 ];
 /// Keywords whose value maps names to subschemas.
-const CHILD_MAP: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
+const CHILD_MAP: &[&str] = &["properties", "patternProperties", "$defs", "definitions"];
 
 impl<'s> Linter<'s> {
     fn flag(&mut self, rule: &'static str, pointer: &str, message: impl Into<String>) {
@@ -297,13 +315,34 @@ impl<'s> Linter<'s> {
                 }
             } else if CHILD_ONE.contains(&key) {
                 self.walk(value, at, false);
+            } else if key == "dependentSchemas" {
+                for (name, sub) in value.as_object().into_iter().flatten() {
+                    let at = format!("{at}/{}", escape_token(name));
+                    self.in_place(sub, at, closed || closes);
+                }
+            } else if key == "contains" {
+                // Only asserts that some item matches; the items schema closes items.
+                self.walk(value, at, true);
+            } else if key == "$ref" && (closed || closes) {
+                // Beside other keywords, `$ref` applies to the same instance.
+                if let Some(target) = value.as_str().and_then(|r| r.strip_prefix('#')) {
+                    self.closed_refs.insert(target.to_owned());
+                }
             } else if key == "prefixItems" {
                 for (i, item) in value.as_array().into_iter().flatten().enumerate() {
                     self.walk(item, format!("{at}/{i}"), false);
                 }
             } else if CHILD_MAP.contains(&key) {
                 for (name, sub) in value.as_object().into_iter().flatten() {
-                    self.walk(sub, format!("{at}/{}", escape_token(name)), false);
+                    let at = format!("{at}/{}", escape_token(name));
+                    if key == "properties" && unconstrained(sub) {
+                        self.flag(
+                            "unconstrained",
+                            &at,
+                            format!("member {name:?} accepts any value: give it a type and bounds"),
+                        );
+                    }
+                    self.walk(sub, at, false);
                 }
             }
         }
@@ -385,8 +424,9 @@ impl<'s> Linter<'s> {
                  can carry any amount of text",
             );
         }
-        let closed_tuple =
-            object.contains_key("prefixItems") && object.get("items") == Some(&Value::Bool(false));
+        let closed_tuple = object.contains_key("prefixItems")
+            && (object.get("items") == Some(&Value::Bool(false))
+                || object.get("unevaluatedItems") == Some(&Value::Bool(false)));
         if (types.contains(&"array") || object.contains_key("items"))
             && !object.contains_key("maxItems")
             && !closed_tuple
@@ -450,16 +490,35 @@ impl<'s> Linter<'s> {
                 && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
         });
+        let own_base = self
+            .document
+            .get("$id")
+            .and_then(Value::as_str)
+            .and_then(|id| id.rfind('/').map(|i| &id[..=i]));
         let own = self
             .tool
-            .is_some_and(|tool| reference.starts_with(&format!("airlock://contract/{tool}/")));
-        scheme && !own
+            .is_some_and(|tool| reference.starts_with(&format!("airlock://contract/{tool}/")))
+            || own_base.is_some_and(|base| reference.starts_with(base));
+        (scheme || reference.starts_with("//")) && !own
     }
 
     /// Member names declared by the composed schemas of `object` (its `allOf`, `anyOf`,
     /// `oneOf` branches, through a local `$ref`, one level).
     fn composed_members(&self, object: &'s serde_json::Map<String, Value>) -> BTreeSet<&'s str> {
         let mut names = BTreeSet::new();
+        // A `$ref` beside the keywords composes like one more `allOf` branch.
+        let sibling = object.get("$ref").filter(|_| object.contains_key("$ref"));
+        let sibling_target = sibling
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| self.document.pointer(p));
+        names.extend(
+            sibling_target
+                .and_then(|t| t.get("properties"))
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|m| m.keys().map(String::as_str)),
+        );
         for keyword in IN_PLACE_MANY {
             for branch in object
                 .get(*keyword)
@@ -533,15 +592,21 @@ impl<'s> Linter<'s> {
         let addresses = addresses(self.document);
         for field in fields {
             let schemas = schema_at(self.document, field.as_str());
-            let stringy = schemas
-                .iter()
-                .any(|s| s.as_object().is_some_and(|o| types(o).contains(&"string")));
-            let constrained = schemas.iter().any(|s| {
-                ["enum", "const", "pattern", "format"]
+            // Each schema that admits strings must pin them down: a value set, a format,
+            // or an anchored pattern without `.`.
+            let free = |s: &&Value| {
+                let Some(o) = s.as_object() else {
+                    return false;
+                };
+                let pinned = ["enum", "const", "format"]
                     .iter()
-                    .any(|k| s.get(*k).is_some())
-            });
-            if stringy && !constrained {
+                    .any(|k| o.contains_key(*k))
+                    || o.get("pattern")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| anchored(p) && !syntax(p).contains(&'.'));
+                types(o).contains(&"string") && !pinned
+            };
+            if schemas.iter().any(free) {
                 let pointer = schemas
                     .iter()
                     .find_map(|s| addresses.get(&std::ptr::from_ref(*s)).cloned())
@@ -565,7 +630,33 @@ fn types(object: &serde_json::Map<String, Value>) -> Vec<&str> {
     match object.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        // No `type`, but string keywords: it admits strings (and any other type).
+        _ if ["minLength", "maxLength", "pattern", "format"]
+            .iter()
+            .any(|k| object.contains_key(*k)) =>
+        {
+            vec!["string"]
+        }
         _ => Vec::new(),
+    }
+}
+
+/// `true`, or an object holding annotations only: any value is valid.
+fn unconstrained(schema: &Value) -> bool {
+    const ANNOTATIONS: &[&str] = &[
+        "title",
+        "description",
+        "$comment",
+        "examples",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    ];
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(map) => map.keys().all(|k| ANNOTATIONS.contains(&k.as_str())),
+        _ => false,
     }
 }
 
@@ -582,10 +673,22 @@ fn bounded_string(object: &serde_json::Map<String, Value>) -> bool {
 /// `^…$` around the whole pattern (the `$` not escaped).
 fn anchored(pattern: &str) -> bool {
     let ends = pattern.ends_with('$') && !pattern.ends_with("\\$") || pattern.ends_with("\\\\$");
-    pattern.starts_with('^') && ends
+    // `^a|b$` anchors each alternative at one end only.
+    let mut depth = 0usize;
+    let top_level_alternation = syntax(pattern).into_iter().any(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            '|' if depth == 0 => return true,
+            _ => {}
+        }
+        false
+    });
+    pattern.starts_with('^') && ends && !top_level_alternation
 }
 
-/// The pattern's syntax, outside character classes and escapes: `(char, position)`.
+/// The pattern's syntax with each escape and character class reduced to one symbol:
+/// `\0` for a class of characters (`[a-z]`, `\d`), `\u{1}` for an escaped literal (`\.`).
 fn syntax(pattern: &str) -> Vec<char> {
     let mut out = Vec::new();
     let mut chars = pattern.chars();
@@ -593,13 +696,16 @@ fn syntax(pattern: &str) -> Vec<char> {
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
-                chars.next();
-                out.push('a');
+                let escaped = chars.next();
+                if !in_class {
+                    let class = escaped.is_some_and(|e| e.is_ascii_alphanumeric());
+                    out.push(if class { '\0' } else { '\u{1}' });
+                }
             }
             '[' if !in_class => in_class = true,
             ']' if in_class => {
                 in_class = false;
-                out.push('a');
+                out.push('\0');
             }
             _ if in_class => {}
             _ => out.push(c),
@@ -614,26 +720,33 @@ fn unbounded_quantifier(pattern: &str) -> bool {
     s.contains('*') || s.contains('+') || s.contains(",}")
 }
 
-/// A group that holds a `*`/`+`/`{…}` quantifier and is itself quantified so.
+/// A group that holds a `*`/`+`/`{…}` quantifier and is itself quantified so, unless
+/// each iteration starts with a literal that is not repeated (`(-[a-z]+)*`): the engine
+/// then has one way to split the input.
 fn nested_quantifier(pattern: &str) -> bool {
     let s = syntax(pattern);
     let quantifier = |c: Option<&char>| matches!(c, Some('*' | '+' | '{'));
-    let mut inner: Vec<bool> = Vec::new();
+    let literal = |c: Option<&char>| c.is_some_and(|c| *c != '\0' && !"()[].|?*+{}^$".contains(*c));
+    // Per open group: (holds a quantifier, starts with a delimiter).
+    let mut open: Vec<(bool, bool)> = Vec::new();
     for (i, c) in s.iter().enumerate() {
         match c {
-            '(' => inner.push(false),
+            '(' => {
+                let delimited = literal(s.get(i + 1)) && !quantifier(s.get(i + 2));
+                open.push((false, delimited));
+            }
             ')' => {
-                let held = inner.pop().unwrap_or(false);
-                if held && quantifier(s.get(i + 1)) {
+                let (held, delimited) = open.pop().unwrap_or((false, false));
+                if held && !delimited && quantifier(s.get(i + 1)) {
                     return true;
                 }
-                if let Some(parent) = inner.last_mut() {
-                    *parent |= held;
+                if let Some(parent) = open.last_mut() {
+                    parent.0 |= held;
                 }
             }
             '*' | '+' | '{' => {
-                if let Some(top) = inner.last_mut() {
-                    *top = true;
+                if let Some(top) = open.last_mut() {
+                    top.0 = true;
                 }
             }
             _ => {}
@@ -654,12 +767,17 @@ fn discriminator(branches: &[&Value]) -> Option<String> {
                     .get("required")
                     .and_then(Value::as_array)
                     .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)));
-                let constant = branch
-                    .get("properties")
-                    .and_then(|p| p.get(name.as_str()))
-                    .and_then(|p| p.get("const"));
+                // Only objects have members: a branch admitting other types overlaps.
+                let object = branch.as_object().is_some_and(|b| types(b) == ["object"]);
+                let member = branch.get("properties").and_then(|p| p.get(name.as_str()));
+                let constant = member.and_then(|p| p.get("const")).or_else(|| {
+                    match member.and_then(|p| p.get("enum")).and_then(Value::as_array) {
+                        Some(single) if single.len() == 1 => single.first(),
+                        _ => None,
+                    }
+                });
                 match constant {
-                    Some(c) if required && !seen.contains(&c) => {
+                    Some(c) if required && object && !seen.contains(&c) => {
                         seen.push(c);
                         true
                     }
@@ -707,11 +825,18 @@ pub fn positions(source: &[u8]) -> HashMap<String, (usize, usize)> {
     let (mut line, mut line_start) = (1, 0);
     let mut expect_key = false;
     let mut i = 0;
-    let column = |i: usize, line_start: usize| {
-        String::from_utf8_lossy(&source[line_start..i])
-            .chars()
-            .count()
-            + 1
+    // Columns in characters, counted incrementally (a minified schema is one long line).
+    let (mut counted_to, mut counted) = (0usize, 0usize);
+    let mut column = |i: usize, line_start: usize| {
+        if counted_to < line_start || counted_to > i {
+            (counted_to, counted) = (line_start, 0);
+        }
+        counted += source[counted_to..i]
+            .iter()
+            .filter(|b| (**b & 0xC0) != 0x80)
+            .count();
+        counted_to = i;
+        counted + 1
     };
     let pointer = |path: &[String]| {
         path.iter().fold(String::new(), |mut p, t| {

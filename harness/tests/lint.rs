@@ -55,7 +55,9 @@ fn every_rule_fires_where_the_schema_breaks_it() {
     let fired: BTreeSet<&str> = findings.iter().map(|f| f.rule).collect();
     for (rule, _, _) in RULES {
         assert!(
-            fired.contains(rule) || *rule == "free-text-agent-field",
+            // The others have their own tests below.
+            fired.contains(rule)
+                || ["free-text-agent-field", "unconstrained", "stale-allowance"].contains(rule),
             "{rule} never fires on the bad schema"
         );
     }
@@ -184,4 +186,88 @@ fn cli_lint_exit_codes_and_formats() {
     for (rule, _, _) in RULES {
         assert!(listed.contains(rule));
     }
+}
+
+fn lint_text(text: &str) -> Vec<(&'static str, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("s.schema.json");
+    std::fs::write(&path, text).unwrap();
+    lint_schema_file(&path, &[], None)
+        .into_iter()
+        .map(|f| (f.rule, f.pointer))
+        .collect()
+}
+
+/// Idioms of careful 2020-12 schemas raise nothing.
+#[test]
+fn a_well_closed_schema_raises_nothing() {
+    let schema = r##"{
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "https://airlock.invalid/contracts/t/v1.schema.json",
+      "oneOf": [
+        {"type": "object", "required": ["outcome", "data"], "additionalProperties": false,
+         "properties": {"outcome": {"enum": ["success"]}, "data": {"$ref": "#/$defs/data"}}},
+        {"type": "object", "required": ["outcome"], "additionalProperties": false,
+         "properties": {"outcome": {"const": "failure"}}}
+      ],
+      "$defs": {
+        "data": {"$ref": "#/$defs/base", "unevaluatedProperties": false,
+                 "properties": {"slug": {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 64},
+                                "pair": {"type": "array", "prefixItems": [{"const": 1}, {"const": 2}], "unevaluatedItems": false},
+                                "list": {"type": "array", "maxItems": 4, "items": {"const": 1}, "contains": {"properties": {"k": {"const": 1}}}},
+                                "common": {"$ref": "https://airlock.invalid/contracts/t/common.json"}}},
+        "base": {"type": "object", "properties": {"id": {"type": "integer"}}}
+      }
+    }"##;
+    assert_eq!(lint_text(schema), []);
+}
+
+#[test]
+fn loopholes_found_in_review_are_flagged() {
+    let schema = r##"{
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "anyOf": [
+        {"required": ["outcome"], "properties": {"outcome": {"const": "success"}}, "additionalProperties": false},
+        {"required": ["outcome"], "properties": {"outcome": {"const": "failure"}}, "additionalProperties": false}
+      ],
+      "$defs": {
+        "alt": {"type": "string", "pattern": "^ok|fail$"},
+        "loose": {"type": "object", "additionalProperties": false,
+                  "properties": {"any": true, "doc": {"description": "anything"}, "text": {"minLength": 1}}},
+        "far": {"$ref": "//evil.example/x.json"}
+      }
+    }"##;
+    let found = lint_text(schema);
+    for expected in [
+        ("envelope-overlap", "/anyOf"),
+        ("unanchored-pattern", "/$defs/alt/pattern"),
+        ("unbounded-string", "/$defs/alt"),
+        ("unconstrained", "/$defs/loose/properties/any"),
+        ("unconstrained", "/$defs/loose/properties/doc"),
+        ("unbounded-string", "/$defs/loose/properties/text"),
+        ("remote-ref", "/$defs/far/$ref"),
+    ] {
+        assert!(
+            found.contains(&(expected.0, expected.1.to_owned())),
+            "{expected:?} not in {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_stale_allowance_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_contract("deploy_status", tmp.path());
+    let manifest = dir.join("contract.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(
+        "\n[lint]\nallow = [{ rule = \"open-object\", at = \"/nowhere\", reason = \"old\" }]\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let findings = lint_contract(&dir);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(
+        (findings[0].rule, findings[0].pointer.as_str()),
+        ("stale-allowance", "/nowhere")
+    );
 }
