@@ -22,6 +22,7 @@
 pub mod adapter;
 pub mod adversary;
 pub mod cases;
+pub mod certify;
 pub mod check;
 pub mod corpus;
 pub mod exit;

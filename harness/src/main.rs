@@ -33,6 +33,8 @@ enum Command {
     Fuzz(cli::fuzz::FuzzArgs),
     /// Lint contracts' schemas for what a guard should not let through.
     Lint(cli::lint::LintArgs),
+    /// Certify a schema version change: classified changes, witnesses, fixture replay.
+    Certify(cli::certify::CertifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cli::validate::run(args),
         Command::Fuzz(args) => cli::fuzz::run(args),
         Command::Lint(args) => cli::lint::run(args),
+        Command::Certify(args) => cli::certify::run(args),
     });
     match outcome {
         Ok(Ok(exit)) => exit.into(),

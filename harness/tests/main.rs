@@ -2,6 +2,7 @@
 //! per area.
 
 mod adversary;
+mod certify;
 mod check;
 mod cli;
 mod fixtures;

@@ -1,0 +1,104 @@
+//! `airlock certify`: certify a schema version change of a contract.
+
+use airlock_guard::Contract;
+use airlock_harness::certify::{certify, Class};
+use airlock_harness::exit::Exit;
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+
+/// Compare two schema versions of a contract: every change classified (breaking,
+/// agent-visible, compatible) and confirmed by a witness instance, every fixture replayed
+/// under both, a certificate with both schemas' SHA-256. Exit 0 no breaking change, 1 a
+/// breaking change (or an agent-visible one with --strict), 2 usage or contract error.
+#[derive(Debug, clap::Args)]
+pub struct CertifyArgs {
+    /// The contract folder.
+    #[arg(long)]
+    contract: PathBuf,
+    /// The old version [default: the version before --to].
+    #[arg(long)]
+    from: Option<u32>,
+    /// The new version [default: the contract's current version].
+    #[arg(long)]
+    to: Option<u32>,
+    /// Agent-visible changes fail too.
+    #[arg(long)]
+    strict: bool,
+    /// Also write the certificate as `<tool>-v<from>-v<to>.json` and `.md` here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// What to print: a summary, the JSON certificate or the Markdown one.
+    #[arg(long, value_enum, default_value_t = CertifyFormat::Human)]
+    format: CertifyFormat,
+}
+
+/// How `certify` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CertifyFormat {
+    /// A summary.
+    Human,
+    /// The certificate as JSON.
+    Json,
+    /// The certificate as Markdown.
+    Markdown,
+}
+
+pub fn run(args: CertifyArgs) -> Result<Exit> {
+    let current = Contract::load(&args.contract)
+        .with_context(|| format!("loading {}", args.contract.display()))?;
+    let to = args.to.unwrap_or(current.current_version());
+    let from = match args.from {
+        Some(from) => from,
+        None if to > 1 => to - 1,
+        None => bail!("version {to} has no earlier version: give --from"),
+    };
+    if from == to {
+        bail!("--from and --to are both {to}");
+    }
+    let certificate = certify(&args.contract, from, to)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let stem = dir.join(format!("{}-v{from}-v{to}", certificate.tool));
+        std::fs::write(stem.with_extension("json"), certificate.json())?;
+        std::fs::write(stem.with_extension("md"), certificate.markdown())?;
+    }
+    match args.format {
+        CertifyFormat::Json => println!("{}", certificate.json()),
+        CertifyFormat::Markdown => print!("{}", certificate.markdown()),
+        CertifyFormat::Human => {
+            println!(
+                "certify {} v{from} -> v{to}: {}",
+                certificate.tool,
+                certificate.verdict.as_str()
+            );
+            for c in &certificate.changes {
+                let witness = c.witness.as_ref().map_or_else(
+                    || "no witness found".to_owned(),
+                    |w| format!("witness ({}): {}", w.accepted_by, w.instance),
+                );
+                println!(
+                    "  {:<13} {:<20} {}: {}\n                {witness}",
+                    c.class.as_str(),
+                    c.kind,
+                    c.pointer,
+                    c.detail
+                );
+            }
+            for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
+                let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
+                println!(
+                    "  fixture {}: {} -> {}",
+                    f.fixture,
+                    verdict(f.old),
+                    verdict(f.new)
+                );
+            }
+        }
+    }
+    let fails = match certificate.verdict {
+        Class::Breaking => true,
+        Class::AgentVisible => args.strict,
+        Class::Compatible => false,
+    };
+    Ok(if fails { Exit::Findings } else { Exit::Success })
+}
