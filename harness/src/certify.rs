@@ -49,6 +49,9 @@ pub struct Witness {
     pub accepted_by: &'static str,
     /// The instance.
     pub instance: Value,
+    /// Whether the edit at the change's location is what flips a verdict (relative to
+    /// the fixture it was made from); when false, other changes may share the credit.
+    pub isolated: bool,
 }
 
 /// One change between the versions.
@@ -120,12 +123,17 @@ pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError
         .iter()
         .filter_map(|f| serde_json::from_slice(&f.bytes).ok())
         .collect();
-    let mut changes = diff(old.schema().document(), new.schema().document());
+    let agent: Vec<String> = new
+        .agent_fields()
+        .iter()
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    let mut changes = diff(old.schema().document(), new.schema().document(), &agent);
     for change in &mut changes {
         change.witness = witness(&old, &new, change, &bases);
     }
     let (old_guard, new_guard) = (Guard::new(old.clone()), Guard::new(new.clone()));
-    let fixtures = corpus
+    let fixtures: Vec<Replay> = corpus
         .fixtures
         .iter()
         .map(|f| Replay {
@@ -139,9 +147,19 @@ pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError
             new: new_guard.admit(&f.request, &f.bytes).is_admitted(),
         })
         .collect();
+    // A fixture the new version rejects and the old admitted is a breaking change whatever
+    // the structural diff found; one newly admitted is at least agent-visible.
+    let replayed = fixtures
+        .iter()
+        .filter_map(|f: &Replay| match (f.old, f.new) {
+            (true, false) => Some(Class::Breaking),
+            (false, true) => Some(Class::AgentVisible),
+            _ => None,
+        });
     let verdict = changes
         .iter()
         .map(|c| c.class)
+        .chain(replayed)
         .min()
         .unwrap_or(Class::Compatible);
     Ok(Certificate {
@@ -154,13 +172,21 @@ pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError
     })
 }
 
-/// Every instance location the schema describes, through `properties`, local `$ref`s
-/// and composition (depth-bounded).
+/// At most this many locations are compared (a recursive schema describes endless ones).
+const MAX_LOCATIONS: usize = 4096;
+/// And at most this deep.
+const MAX_LOCATION_DEPTH: usize = 8;
+
+/// Every instance location the schema describes, through `properties`, `items`,
+/// `prefixItems`, local `$ref`s and composition (bounded in count and depth).
 fn locations(document: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut todo = vec![String::new()];
     while let Some(pointer) = todo.pop() {
-        if pointer.matches('/').count() > 8 || !out.insert(pointer.clone()) {
+        if out.len() >= MAX_LOCATIONS
+            || pointer.matches('/').count() > MAX_LOCATION_DEPTH
+            || !out.insert(pointer.clone())
+        {
             continue;
         }
         for schema in schema_at(document, &pointer) {
@@ -171,6 +197,14 @@ fn locations(document: &Value) -> BTreeSet<String> {
                 .flat_map(|p| p.keys())
             {
                 todo.push(format!("{pointer}/{}", crate::cases::escape_token(name)));
+            }
+            let tuple = schema
+                .get("prefixItems")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            todo.extend((0..tuple).map(|i| format!("{pointer}/{i}")));
+            if schema.get("items").is_some_and(Value::is_object) {
+                todo.push(format!("{pointer}/{tuple}"));
             }
         }
     }
@@ -203,8 +237,16 @@ fn parent_and_name(pointer: &str) -> (&str, String) {
     (parent, name.replace("~1", "/").replace("~0", "~"))
 }
 
-/// The structural differences between two schema documents, by instance location.
-pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
+/// Whether a location reaches the agent: it is, or lies inside, one of the agent fields.
+fn visible(agent: &[String], pointer: &str) -> bool {
+    agent
+        .iter()
+        .any(|f| pointer == f || pointer.starts_with(&format!("{f}/")))
+}
+
+/// The structural differences between two schema documents, by instance location;
+/// `agent` are the contract's agent fields (JSON pointers), for the agent-visible class.
+pub fn diff(old: &Value, new: &Value, agent: &[String]) -> Vec<Change> {
     let (old_at, new_at) = (locations(old), locations(new));
     let mut changes = Vec::new();
     let mut push = |class, kind, pointer: &str, detail: String| {
@@ -216,14 +258,21 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
             witness: None,
         });
     };
-    for pointer in new_at.union(&old_at) {
-        if pointer.is_empty() {
-            continue;
+    let widened = |pointer: &str| {
+        if visible(agent, pointer) {
+            Class::AgentVisible
+        } else {
+            Class::Compatible
         }
+    };
+    for pointer in new_at.union(&old_at) {
         let (parent, name) = parent_and_name(pointer);
         let (o, n) = (schema_at(old, pointer), schema_at(new, pointer));
         let (old_parent, new_parent) = (schema_at(old, parent), schema_at(new, parent));
+        // A member of a parent the old version did not describe comes with its parent.
+        let parent_existed = pointer.is_empty() || old_at.contains(parent);
         match (old_at.contains(pointer), new_at.contains(pointer)) {
+            (false, true) if !parent_existed => {}
             (false, true) => {
                 if required(&new_parent, &name) {
                     push(
@@ -232,19 +281,20 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
                         pointer,
                         format!("{name:?} is required now"),
                     );
-                } else if pointer.starts_with("/data/") && closed(&new_parent) {
+                } else if !closed(&old_parent) {
+                    // The old version let any value through here; now only some pass.
                     push(
-                        Class::AgentVisible,
-                        "new_optional_member",
+                        Class::Breaking,
+                        "member_constrained",
                         pointer,
-                        format!("{name:?} may appear in what the agent sees"),
+                        format!("{name:?} of an open object is constrained now"),
                     );
                 } else {
                     push(
-                        Class::Compatible,
+                        widened(pointer),
                         "new_optional_member",
                         pointer,
-                        format!("{name:?} may appear"),
+                        format!("{name:?} may appear now"),
                     );
                 }
             }
@@ -258,30 +308,32 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
                     );
                 } else {
                     push(
-                        Class::Compatible,
+                        widened(pointer),
                         "removed_member",
                         pointer,
-                        format!("{name:?} is no longer described"),
+                        format!("{name:?} is no longer described: any value passes"),
                     );
                 }
             }
             (true, true) => {
-                if !required(&old_parent, &name) && required(&new_parent, &name) {
-                    push(
-                        Class::Breaking,
-                        "new_required_member",
-                        pointer,
-                        format!("{name:?} was optional, is required now"),
-                    );
-                } else if required(&old_parent, &name) && !required(&new_parent, &name) {
-                    push(
-                        Class::Compatible,
-                        "member_optional",
-                        pointer,
-                        format!("{name:?} is optional now"),
-                    );
+                if !pointer.is_empty() {
+                    if !required(&old_parent, &name) && required(&new_parent, &name) {
+                        push(
+                            Class::Breaking,
+                            "new_required_member",
+                            pointer,
+                            format!("{name:?} was optional, is required now"),
+                        );
+                    } else if required(&old_parent, &name) && !required(&new_parent, &name) {
+                        push(
+                            Class::Compatible,
+                            "member_optional",
+                            pointer,
+                            format!("{name:?} is optional now"),
+                        );
+                    }
                 }
-                compare(&o, &n, pointer, &mut push);
+                compare(&o, &n, pointer, widened(pointer), &mut push);
             }
             (false, false) => {}
         }
@@ -291,8 +343,28 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
 
 type Push<'a> = dyn FnMut(Class, &'static str, &str, String) + 'a;
 
-/// Keyword-level differences at one location.
-fn compare(o: &[&Value], n: &[&Value], pointer: &str, push: &mut Push<'_>) {
+/// Validation keywords without a finer rule: any difference is reported as breaking
+/// (conservatively: it may also loosen).
+const OTHER_KEYWORDS: &[&str] = &[
+    "multipleOf",
+    "uniqueItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "propertyNames",
+    "contains",
+    "minContains",
+    "maxContains",
+    "patternProperties",
+];
+
+/// Keyword-level differences at one location; `loosened` is the class of a change that
+/// only admits more (agent-visible where the agent sees it).
+fn compare(o: &[&Value], n: &[&Value], pointer: &str, loosened: Class, push: &mut Push<'_>) {
+    let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
     let types = |s: &[&Value]| -> BTreeSet<String> {
         match keyword(s, "type") {
             Some(Value::String(t)) => [t.clone()].into(),
@@ -304,45 +376,58 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, push: &mut Push<'_>) {
             _ => BTreeSet::new(),
         }
     };
-    let (ot, nt) = (types(o), types(n));
-    if ot != nt && !ot.is_empty() && !nt.is_empty() {
-        push(
-            Class::Breaking,
-            "type_changed",
-            pointer,
-            format!("type {ot:?} → {nt:?}"),
-        );
-    }
-    let values = |s: &[&Value]| -> Option<Vec<Value>> {
-        keyword(s, "enum").and_then(Value::as_array).cloned()
+    // No `type` admits every type; `integer` is inside `number`.
+    let admits = |set: &BTreeSet<String>, t: &str| {
+        set.is_empty() || set.contains(t) || (t == "integer" && set.contains("number"))
     };
+    let (ot, nt) = (types(o), types(n));
+    if ot != nt {
+        let every = [
+            "null", "boolean", "integer", "number", "string", "array", "object",
+        ];
+        let lost = every.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
+        let gained = every.iter().any(|t| !admits(&ot, t) && admits(&nt, t));
+        let detail = format!("type {ot:?} → {nt:?}");
+        if lost {
+            push(Class::Breaking, "type_changed", pointer, detail);
+        } else if gained {
+            push(loosened, "type_widened", pointer, detail);
+        }
+    }
+    let values = |s: &[&Value]| keyword(s, "enum").and_then(Value::as_array).cloned();
     match (values(o), values(n)) {
         (Some(ov), Some(nv)) if ov != nv => {
-            let removed: Vec<&Value> = ov.iter().filter(|v| !nv.contains(v)).collect();
-            let added: Vec<&Value> = nv.iter().filter(|v| !ov.contains(v)).collect();
+            let removed: Vec<Value> = ov.iter().filter(|v| !nv.contains(v)).cloned().collect();
+            let added: Vec<Value> = nv.iter().filter(|v| !ov.contains(v)).cloned().collect();
             if !removed.is_empty() {
                 push(
                     Class::Breaking,
                     "enum_narrowed",
                     pointer,
-                    format!(
-                        "no longer allowed: {}",
-                        Value::from(removed.into_iter().cloned().collect::<Vec<_>>())
-                    ),
+                    format!("no longer allowed: {}", Value::from(removed)),
                 );
             }
             if !added.is_empty() {
                 push(
-                    Class::AgentVisible,
+                    loosened,
                     "enum_widened",
                     pointer,
-                    format!(
-                        "newly allowed: {}",
-                        Value::from(added.into_iter().cloned().collect::<Vec<_>>())
-                    ),
+                    format!("newly allowed: {}", Value::from(added)),
                 );
             }
         }
+        (None, Some(nv)) => push(
+            Class::Breaking,
+            "enum_narrowed",
+            pointer,
+            format!("only {} allowed now", Value::from(nv)),
+        ),
+        (Some(ov), None) => push(
+            loosened,
+            "enum_widened",
+            pointer,
+            format!("no longer only {}", Value::from(ov)),
+        ),
         _ => {}
     }
     for (word, kind) in [
@@ -351,15 +436,28 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, push: &mut Push<'_>) {
         ("format", "format_changed"),
     ] {
         let (a, b) = (keyword(o, word), keyword(n, word));
-        if a != b {
-            let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
-            push(
-                Class::Breaking,
-                kind,
-                pointer,
-                format!("{word} {} → {}", show(a), show(b)),
-            );
+        let detail = format!("{word} {} → {}", show(a), show(b));
+        match (a, b) {
+            (a, b) if a == b => {}
+            (Some(_), None) => push(loosened, "constraint_removed", pointer, detail),
+            _ => push(Class::Breaking, kind, pointer, detail),
         }
+    }
+    let closes = |s: &[&Value]| closed(s);
+    match (closes(o), closes(n)) {
+        (false, true) => push(
+            Class::Breaking,
+            "object_closed",
+            pointer,
+            "members not listed are rejected now".into(),
+        ),
+        (true, false) => push(
+            loosened,
+            "object_opened",
+            pointer,
+            "members not listed are admitted now".into(),
+        ),
+        _ => {}
     }
     // Upper limits: lower or newly set is tighter. Lower limits: the reverse.
     for (word, upper) in [
@@ -390,32 +488,58 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, push: &mut Push<'_>) {
         if tighter {
             push(Class::Breaking, "limit_tightened", pointer, detail);
         } else {
-            push(Class::AgentVisible, "limit_loosened", pointer, detail);
+            push(loosened, "limit_loosened", pointer, detail);
+        }
+    }
+    for word in OTHER_KEYWORDS {
+        let (a, b) = (keyword(o, word), keyword(n, word));
+        if a != b {
+            push(
+                Class::Breaking,
+                "keyword_changed",
+                pointer,
+                format!("{word} {} → {}", show(a), show(b)),
+            );
         }
     }
 }
 
-/// Candidate values for a location: the keywords' values of both versions and edges of
-/// their limits, plus what the bases already hold there.
+/// Candidate values for a location: values one version's `enum`/`const` allow and the
+/// other's do not (plus one both allow), edges of the limits, one value of each type.
 fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
+    let set = |schemas: &[&Value]| -> Vec<Value> {
+        let mut values: Vec<Value> = keyword(schemas, "enum")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        values.extend(keyword(schemas, "const").cloned());
+        values
+    };
+    let (os, ns) = (set(o), set(n));
+    let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
+    out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
+    out.extend(os.iter().find(|v| ns.contains(v)).cloned());
     for schemas in [o, n] {
-        if let Some(Value::Array(items)) = keyword(schemas, "enum") {
-            out.extend(items.iter().cloned());
-        }
-        if let Some(c) = keyword(schemas, "const") {
-            out.push(c.clone());
-        }
         for word in ["maxLength", "minLength"] {
             if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
-                for l in [len.saturating_sub(1), len, len + 1] {
+                for l in [len.saturating_sub(1), len, len.saturating_add(1)] {
                     out.push(Value::String(
                         "x".repeat(usize::try_from(l.min(4096)).unwrap_or(0)),
                     ));
                 }
             }
         }
-        for word in ["maximum", "minimum"] {
+        for word in ["maxItems", "minItems"] {
+            if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
+                for l in [len.saturating_sub(1), len, len.saturating_add(1)] {
+                    out.push(Value::Array(vec![
+                        Value::Null;
+                        usize::try_from(l.min(4096)).unwrap_or(0)
+                    ]));
+                }
+            }
+        }
+        for word in ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"] {
             if let Some(v) = keyword(schemas, word).and_then(Value::as_f64) {
                 out.extend([v - 1.0, v, v + 1.0].into_iter().map(Value::from));
             }
@@ -425,10 +549,32 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
         Value::Null,
         json!(true),
         json!(0),
+        json!(0.5),
         json!("x"),
         json!([]),
         json!({}),
     ]);
+    out
+}
+
+/// Edits of a string a fixture holds: cut to and just past each length limit (its own
+/// characters, so a pattern it matched still has a chance).
+fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for schemas in [o, n] {
+        for word in ["maxLength", "minLength"] {
+            let Some(len) = keyword(schemas, word).and_then(Value::as_u64) else {
+                continue;
+            };
+            let len = usize::try_from(len.min(4096)).unwrap_or(0);
+            for l in [len.saturating_sub(1), len, len + 1] {
+                let mut chars: Vec<char> = text.chars().collect();
+                let last = chars.last().copied().unwrap_or('x');
+                chars.resize(l, last);
+                out.push(Value::String(chars.into_iter().collect()));
+            }
+        }
+    }
     out
 }
 
@@ -448,20 +594,21 @@ fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
     true
 }
 
-/// An instance the two versions judge differently, built from the fixtures by setting
-/// (or removing) the member at the change's location. Preferred: one where the edit
-/// itself flips a verdict; else any edited instance the versions disagree on.
+/// An instance the two versions judge differently, in the direction the change's class
+/// says (breaking: only the old version accepts it; agent-visible: only the new one),
+/// built from the fixtures by setting or removing the member at the change's location.
+/// Preferred: an isolated one (the edit itself flips a verdict) holding a value that
+/// tells the versions apart.
 fn witness(old: &Contract, new: &Contract, change: &Change, bases: &[Value]) -> Option<Witness> {
     let (o, n) = (
         schema_at(old.schema().document(), &change.pointer),
         schema_at(new.schema().document(), &change.pointer),
     );
-    let mut edits: Vec<Option<Value>> = vec![None];
-    edits.extend(candidates(&o, &n).into_iter().map(Some));
+    let shared: Vec<Option<Value>> = std::iter::once(None)
+        .chain(candidates(&o, &n).into_iter().map(Some))
+        .collect();
     let verdicts = |v: &Value| (old.schema().is_valid(v), new.schema().is_valid(v));
-    // Values one version's keywords allow and the other's do not: a witness holding one
-    // shows this change rather than another.
-    let set = |schemas: &[&Value]| -> Vec<Value> {
+    let values = |schemas: &[&Value]| -> Vec<Value> {
         let mut values: Vec<Value> = keyword(schemas, "enum")
             .and_then(Value::as_array)
             .cloned()
@@ -469,32 +616,41 @@ fn witness(old: &Contract, new: &Contract, change: &Change, bases: &[Value]) -> 
         values.extend(keyword(schemas, "const").cloned());
         values
     };
-    let (os, ns) = (set(&o), set(&n));
+    let (os, ns) = (values(&o), values(&n));
+    // A value one version's keywords allow and the other's do not.
     let telling = |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
-    // Best first: a telling value whose edit flips a verdict, a telling value, an edit
-    // that flips a verdict, any disagreement.
+    let wanted = |a: bool| match change.class {
+        Class::Breaking => a,
+        Class::AgentVisible => !a,
+        Class::Compatible => true,
+    };
     let mut best: Option<(u8, Witness)> = None;
     for base in bases {
         let before = verdicts(base);
-        for edit in &edits {
+        let own = base
+            .pointer(&change.pointer)
+            .and_then(Value::as_str)
+            .map(|text| resized(text, &o, &n))
+            .unwrap_or_default();
+        for edit in shared.iter().cloned().chain(own.into_iter().map(Some)) {
+            let rank = if telling(&edit) { 1 } else { 2 };
             let mut instance = base.clone();
-            if !set_at(&mut instance, &change.pointer, edit.clone()) {
+            if !set_at(&mut instance, &change.pointer, edit) {
                 continue;
             }
             let (a, b) = verdicts(&instance);
-            if a == b {
+            if a == b || !wanted(a) {
                 continue;
             }
+            let isolated = (a, b) != before;
             let found = Witness {
                 accepted_by: if a { "old_only" } else { "new_only" },
                 instance,
+                isolated,
             };
-            let rank = match (telling(edit), (a, b) != before) {
-                (true, true) => return Some(found),
-                (true, false) => 1,
-                (false, true) => 2,
-                (false, false) => 3,
-            };
+            if isolated {
+                return Some(found);
+            }
             if best.as_ref().is_none_or(|(r, _)| rank < *r) {
                 best = Some((rank, found));
             }
@@ -531,7 +687,10 @@ impl Certificate {
         for c in &self.changes {
             let witness = c.witness.as_ref().map_or_else(
                 || "none found".to_owned(),
-                |w| format!("{}: `{}`", w.accepted_by, w.instance),
+                |w| {
+                    let isolated = if w.isolated { "" } else { " (not isolated)" };
+                    format!("{}{isolated}: `{}`", w.accepted_by, w.instance)
+                },
             );
             let _ = writeln!(
                 out,

@@ -37,6 +37,17 @@ fn review_status_v1_to_v2_is_breaking_with_witnesses_and_replayed_fixtures() {
         );
         assert_ne!(old, new, "{}: the versions must disagree", change.kind);
         assert_eq!(w.accepted_by, if old { "old_only" } else { "new_only" });
+        assert!(
+            w.isolated,
+            "{}: the edit at the location flips a verdict",
+            change.kind
+        );
+        let expected = if change.class == Class::Breaking {
+            "old_only"
+        } else {
+            "new_only"
+        };
+        assert_eq!(w.accepted_by, expected, "the direction follows the class");
     }
     assert_eq!(
         certificate.changes[0].witness.as_ref().unwrap().instance["data"]["decision"],
@@ -134,15 +145,16 @@ fn each_kind_of_change_is_classified() {
             "/data/new",
         ),
     ];
+    let agent = ["/data".to_owned()];
     let old = schema(base.clone(), &[]);
-    assert!(diff(&old, &old).is_empty(), "no change, no finding");
+    assert!(diff(&old, &old, &agent).is_empty(), "no change, no finding");
     for (edit, required, class, kind, pointer) in cases {
         let mut data = base.clone();
         for (k, v) in edit.as_object().unwrap() {
             data[k] = v.clone();
         }
         let new = schema(data, required);
-        let changes = diff(&old, &new);
+        let changes = diff(&old, &new, &agent);
         assert!(
             changes
                 .iter()
@@ -152,7 +164,7 @@ fn each_kind_of_change_is_classified() {
     }
     let mut without = base.clone();
     without.as_object_mut().unwrap().remove("gone");
-    let changes = diff(&old, &schema(without, &[]));
+    let changes = diff(&old, &schema(without, &[]), &agent);
     assert_eq!(changes.len(), 1);
     assert_eq!(
         (changes[0].class, changes[0].kind),
@@ -264,4 +276,45 @@ fn cli_certify_exit_codes_and_certificate_files() {
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn array_items_open_objects_and_agent_fields_are_taken_into_account() {
+    let agent = ["/data/tags".to_owned()];
+    let tags = |values: Value| {
+        schema(
+            json!({"tags": {"type": "array", "maxItems": 4, "items": {"enum": values}},
+                      "note": {"type": "string", "maxLength": 9}}),
+            &[],
+        )
+    };
+    let changes = diff(&tags(json!(["a", "b"])), &tags(json!(["a"])), &agent);
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.kind == "enum_narrowed" && c.pointer == "/data/tags/0"),
+        "{changes:?}"
+    );
+    // Widening a member the agent never sees is compatible.
+    let wider = schema(
+        json!({"tags": {"type": "array", "maxItems": 4, "items": {"enum": ["a", "b"]}},
+                              "note": {"type": "string", "maxLength": 99}}),
+        &[],
+    );
+    let changes = diff(&tags(json!(["a", "b"])), &wider, &agent);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        (changes[0].class, changes[0].kind),
+        (Class::Compatible, "limit_loosened")
+    );
+    // A member described for the first time in an open object constrains it.
+    let open = json!({"type": "object", "properties": {"data": {"type": "object"}}});
+    let described = json!({"type": "object", "properties": {"data": {"type": "object",
+                           "properties": {"x": {"type": "integer"}}}}});
+    let changes = diff(&open, &described, &agent);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (changes[0].class, changes[0].kind),
+        (Class::Breaking, "member_constrained")
+    );
 }

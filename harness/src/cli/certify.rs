@@ -52,15 +52,27 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
         None if to > 1 => to - 1,
         None => bail!("version {to} has no earlier version: give --from"),
     };
-    if from == to {
-        bail!("--from and --to are both {to}");
+    if from >= to {
+        bail!("--from ({from}) must be an earlier version than --to ({to})");
     }
     let certificate = certify(&args.contract, from, to)?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let stem = dir.join(format!("{}-v{from}-v{to}", certificate.tool));
-        std::fs::write(stem.with_extension("json"), certificate.json())?;
-        std::fs::write(stem.with_extension("md"), certificate.markdown())?;
+        // The tool name is the contract's; keep it inside --out whatever it holds.
+        let tool: String = certificate
+            .tool
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stem = format!("{tool}-v{from}-v{to}");
+        std::fs::write(dir.join(format!("{stem}.json")), certificate.json())?;
+        std::fs::write(dir.join(format!("{stem}.md")), certificate.markdown())?;
     }
     match args.format {
         CertifyFormat::Json => println!("{}", certificate.json()),
@@ -74,7 +86,10 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
             for c in &certificate.changes {
                 let witness = c.witness.as_ref().map_or_else(
                     || "no witness found".to_owned(),
-                    |w| format!("witness ({}): {}", w.accepted_by, w.instance),
+                    |w| {
+                        let isolated = if w.isolated { "" } else { ", not isolated" };
+                        format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)
+                    },
                 );
                 println!(
                     "  {:<13} {:<20} {}: {}\n                {witness}",
