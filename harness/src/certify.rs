@@ -504,18 +504,20 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, loosened: Class, push: &mu
     }
 }
 
+/// The values a location's `enum` and `const` list.
+fn listed(schemas: &[&Value]) -> Vec<Value> {
+    let mut values: Vec<Value> = keyword(schemas, "enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    values.extend(keyword(schemas, "const").cloned());
+    values
+}
+
 /// Candidate values for a location: values one version's `enum`/`const` allow and the
 /// other's do not (plus one both allow), edges of the limits, one value of each type.
 fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
-    let set = |schemas: &[&Value]| -> Vec<Value> {
-        let mut values: Vec<Value> = keyword(schemas, "enum")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        values.extend(keyword(schemas, "const").cloned());
-        values
-    };
-    let (os, ns) = (set(o), set(n));
+    let (os, ns) = (listed(o), listed(n));
     let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
     out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
     out.extend(os.iter().find(|v| ns.contains(v)).cloned());
@@ -608,15 +610,7 @@ fn witness(old: &Contract, new: &Contract, change: &Change, bases: &[Value]) -> 
         .chain(candidates(&o, &n).into_iter().map(Some))
         .collect();
     let verdicts = |v: &Value| (old.schema().is_valid(v), new.schema().is_valid(v));
-    let values = |schemas: &[&Value]| -> Vec<Value> {
-        let mut values: Vec<Value> = keyword(schemas, "enum")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        values.extend(keyword(schemas, "const").cloned());
-        values
-    };
-    let (os, ns) = (values(&o), values(&n));
+    let (os, ns) = (listed(&o), listed(&n));
     // A value one version's keywords allow and the other's do not.
     let telling = |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
     let wanted = |a: bool| match change.class {
