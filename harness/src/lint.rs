@@ -228,19 +228,11 @@ pub fn lint_schema(
     let mut linter = Linter {
         document,
         tool,
-        closed_refs: BTreeSet::new(),
+        referenced: local_targets(document),
+        visited: BTreeSet::new(),
         raw: Vec::new(),
     };
-    // Which `$defs` are reached in place from a schema closed by
-    // `unevaluatedProperties: false` (so they need not close themselves): to a fixpoint.
-    loop {
-        let before = linter.closed_refs.len();
-        linter.raw.clear();
-        linter.walk(document, String::new(), false);
-        if linter.closed_refs.len() == before {
-            break;
-        }
-    }
+    linter.walk(document, String::new(), false);
     linter.root(document);
     linter.agent_fields(fields);
     let positions = positions(source);
@@ -269,7 +261,12 @@ pub fn lint_schema(
 struct Linter<'s> {
     document: &'s Value,
     tool: Option<&'s str>,
-    closed_refs: BTreeSet<String>,
+    /// Every `#…` target of a `$ref` in the document: linted where used, in the context
+    /// of each use (closed by the referring schema or not), not on their own.
+    referenced: BTreeSet<String>,
+    /// (pointer, closed by context) already walked: each schema once per context, and
+    /// recursive references end.
+    visited: BTreeSet<(String, bool)>,
     raw: Vec<(&'static str, String, String)>,
 }
 
@@ -297,7 +294,9 @@ impl<'s> Linter<'s> {
         let Some(object) = schema.as_object() else {
             return;
         };
-        let closed = closed || self.closed_refs.contains(&pointer);
+        if !self.visited.insert((pointer.clone(), closed)) {
+            return;
+        }
         self.check(object, &pointer, closed);
         // Branches applying to an instance this schema closes need not close it again
         // (with `additionalProperties`, `composition-needs-unevaluated` says what is wrong).
@@ -323,10 +322,13 @@ impl<'s> Linter<'s> {
             } else if key == "contains" {
                 // Only asserts that some item matches; the items schema closes items.
                 self.walk(value, at, true);
-            } else if key == "$ref" && (closed || closes) {
-                // Beside other keywords, `$ref` applies to the same instance.
-                if let Some(target) = value.as_str().and_then(|r| r.strip_prefix('#')) {
-                    self.closed_refs.insert(target.to_owned());
+            } else if key == "$ref" {
+                // `$ref` applies to the same instance: its target is linted in this context.
+                let target = value.as_str().and_then(|r| r.strip_prefix('#'));
+                if let Some((target, schema)) =
+                    target.and_then(|t| self.document.pointer(t).map(|s| (t, s)))
+                {
+                    self.walk(schema, target.to_owned(), closed || closes);
                 }
             } else if key == "prefixItems" {
                 for (i, item) in value.as_array().into_iter().flatten().enumerate() {
@@ -342,24 +344,17 @@ impl<'s> Linter<'s> {
                             format!("member {name:?} accepts any value: give it a type and bounds"),
                         );
                     }
-                    self.walk(sub, at, false);
+                    let is_def = key == "$defs" || key == "definitions";
+                    if !(is_def && self.referenced.contains(&at)) {
+                        self.walk(sub, at, false);
+                    }
                 }
             }
         }
     }
 
-    /// A subschema applying to the same instance; a local `$ref` from a closed place
-    /// closes its target too.
+    /// A subschema applying to the same instance (its `$ref` is followed by `walk`).
     fn in_place(&mut self, schema: &'s Value, pointer: String, closed: bool) {
-        if closed {
-            if let Some(target) = schema
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix('#'))
-            {
-                self.closed_refs.insert(target.to_owned());
-            }
-        }
         self.walk(schema, pointer, closed);
     }
 
@@ -786,6 +781,29 @@ fn discriminator(branches: &[&Value]) -> Option<String> {
             })
         })
         .cloned()
+}
+
+/// The local (`#…`) targets of every `$ref` in `document`.
+fn local_targets(document: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![document];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(target) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix('#'))
+                {
+                    out.insert(target.to_owned());
+                }
+                todo.extend(map.values());
+            }
+            Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The JSON pointer of every object in `document`, by address.

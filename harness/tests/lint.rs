@@ -271,3 +271,27 @@ fn a_stale_allowance_is_reported() {
         ("stale-allowance", "/nowhere")
     );
 }
+
+/// A `$defs` entry is judged where it is used: closed by one referring schema, open
+/// through another.
+#[test]
+fn a_definition_open_at_one_use_is_flagged_even_if_closed_at_another() {
+    let schema = r##"{
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "type": "object", "additionalProperties": false,
+      "properties": {
+        "a": {"allOf": [{"$ref": "#/$defs/base"}], "unevaluatedProperties": false},
+        "b": {"$ref": "#/$defs/base"},
+        "c": {"$ref": "#/$defs/loop"}
+      },
+      "$defs": {
+        "base": {"type": "object", "properties": {"x": {"const": 1}}},
+        "loop": {"type": "object", "additionalProperties": false, "maxProperties": 1,
+                 "properties": {"next": {"$ref": "#/$defs/loop"}}}
+      }
+    }"##;
+    let found = lint_text(schema);
+    assert_eq!(found, [("open-object", "/$defs/base".to_owned())]);
+    let closed_only = schema.replace(r##""b": {"$ref": "#/$defs/base"},"##, "");
+    assert_eq!(lint_text(&closed_only), []);
+}
