@@ -182,8 +182,8 @@ enum Frame<'a> {
 }
 
 /// The members of an open object, in order, with the name whose value is being parsed.
-/// Kept as a vector (one hash per name when the object closes, as serde_json does);
-/// duplicates are found by a scan while small and through a set of name hashes past
+/// Kept as a vector that becomes the document's object when it closes (no hashing);
+/// duplicates are found by a scan while small and through a keyed set of name hashes past
 /// [`Members::SCAN`] members.
 struct Members<'a> {
     done: Vec<(Cow<'a, str>, Node<'a>)>,

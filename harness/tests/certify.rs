@@ -6,7 +6,7 @@ use airlock_harness::certify::{certify, diff, Class};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-use crate::util::{airlock, contract_dir, root};
+use crate::util::{airlock, contract_dir, copy_shipped};
 
 #[test]
 fn review_status_v1_to_v2_is_breaking_with_witnesses_and_replayed_fixtures() {
@@ -174,36 +174,14 @@ fn each_kind_of_change_is_classified() {
 
 /// A copy of deploy_status with a version 2 made by `edit` from version 1.
 fn deploy_v2(into: &Path, edit: impl FnOnce(String) -> String) -> PathBuf {
-    let dir = into.join("schemas/deploy_status");
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = contract_dir("deploy_status");
-    let v1 = std::fs::read_to_string(src.join("v1.schema.json")).unwrap();
-    std::fs::write(dir.join("v1.schema.json"), &v1).unwrap();
+    let dir = copy_shipped("deploy_status", into);
+    let v1 = std::fs::read_to_string(dir.join("v1.schema.json")).unwrap();
     std::fs::write(dir.join("v2.schema.json"), edit(v1)).unwrap();
-    let manifest = std::fs::read_to_string(src.join("contract.toml"))
+    let manifest = std::fs::read_to_string(dir.join("contract.toml"))
         .unwrap()
         .replace("version = 1", "version = 2");
     std::fs::write(dir.join("contract.toml"), manifest).unwrap();
-    let corpora = into.join("corpora");
-    std::fs::create_dir_all(&corpora).unwrap();
-    copy_tree(
-        &root().join("corpora/deploy_status"),
-        &corpora.join("deploy_status"),
-    );
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -5,7 +5,7 @@ use airlock_harness::lint::{lint_contract, lint_schema_file, positions, Severity
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::util::{airlock, contract_dir, root, TOOLS};
+use crate::util::{airlock, contract_dir, copy_shipped, root, TOOLS};
 
 fn bad_schema() -> std::path::PathBuf {
     root().join("harness/tests/lint/bad.schema.json")
@@ -89,26 +89,25 @@ fn shipped_contracts_have_no_errors_and_two_free_text_agent_fields() {
     );
 }
 
-fn copy_contract(tool: &str, into: &Path) -> std::path::PathBuf {
-    let dir = into.join("schemas").join(tool);
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(contract_dir(tool)).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-    }
+/// A copy of the shipped contract `tool` whose contract.toml ends with `[lint] allow`
+/// holding `allowance`.
+fn allowing(tool: &str, into: &Path, allowance: &str) -> std::path::PathBuf {
+    let dir = copy_shipped(tool, into);
+    let manifest = dir.join("contract.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(&format!("\n[lint]\nallow = [{allowance}]\n"));
+    std::fs::write(&manifest, text).unwrap();
     dir
 }
 
 #[test]
 fn an_allowance_in_contract_toml_keeps_the_finding_visible_but_passing() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = copy_contract("review_status", tmp.path());
-    let manifest = dir.join("contract.toml");
-    let mut text = std::fs::read_to_string(&manifest).unwrap();
-    text.push_str(
-        "\n[lint]\nallow = [{ rule = \"free-text-agent-field\", at = \"/$defs/data/properties/reviewed_by\", reason = \"reviewer names are shown as names\" }]\n",
+    let dir = allowing(
+        "review_status",
+        tmp.path(),
+        r#"{ rule = "free-text-agent-field", at = "/$defs/data/properties/reviewed_by", reason = "reviewer names are shown as names" }"#,
     );
-    std::fs::write(&manifest, text).unwrap();
     let findings = lint_contract(&dir);
     assert_eq!(findings.len(), 1);
     assert_eq!(
@@ -130,7 +129,7 @@ fn an_allowance_in_contract_toml_keeps_the_finding_visible_but_passing() {
 #[test]
 fn a_contract_that_does_not_load_is_an_error_and_its_schema_is_still_linted() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = copy_contract("deploy_status", tmp.path());
+    let dir = copy_shipped("deploy_status", tmp.path());
     let schema = dir.join("v1.schema.json");
     let text = std::fs::read_to_string(&schema).unwrap().replacen(
         "\"$defs\": {",
@@ -257,13 +256,11 @@ fn loopholes_found_in_review_are_flagged() {
 #[test]
 fn a_stale_allowance_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = copy_contract("deploy_status", tmp.path());
-    let manifest = dir.join("contract.toml");
-    let mut text = std::fs::read_to_string(&manifest).unwrap();
-    text.push_str(
-        "\n[lint]\nallow = [{ rule = \"open-object\", at = \"/nowhere\", reason = \"old\" }]\n",
+    let dir = allowing(
+        "deploy_status",
+        tmp.path(),
+        r#"{ rule = "open-object", at = "/nowhere", reason = "old" }"#,
     );
-    std::fs::write(&manifest, text).unwrap();
     let findings = lint_contract(&dir);
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(

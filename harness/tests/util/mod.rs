@@ -30,6 +30,30 @@ pub fn load(tool: &str) -> (Guard, Corpus) {
     (Guard::new(contract), corpus)
 }
 
+/// Copy the shipped contract `tool` and its corpus under `into` (`schemas/<tool>`,
+/// `corpora/<tool>`, the layout contracts find their corpus by); the contract's folder.
+pub fn copy_shipped(tool: &str, into: &std::path::Path) -> PathBuf {
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let dir = into.join("schemas").join(tool);
+    copy_tree(&contract_dir(tool), &dir);
+    copy_tree(
+        &root().join("corpora").join(tool),
+        &into.join("corpora").join(tool),
+    );
+    dir
+}
+
 /// Run `airlock` with `args`, feeding `stdin`.
 pub fn airlock(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
