@@ -14,6 +14,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
+pub use crate::answer::Answer;
 use crate::cases::Upstream;
 
 /// Why an adapter gave no agent value for a case: each is a finding.
@@ -29,48 +30,48 @@ pub enum AdapterFailure {
     Flood,
 }
 
-/// An adapter under test: given the request and what the upstream did, the agent value.
+/// An adapter under test: given the request and what the upstream did, what the agent
+/// receives. Answer with the exact bytes the agent gets ([`Answer::Bytes`]) when your
+/// adapter hands the agent text: they are read strictly, so a duplicate member that one
+/// JSON parser keeps and another drops is a finding. [`Answer::Value`] is a convenience.
 ///
 /// ```
-/// use airlock_harness::adapter::{Adapter, AdapterFailure};
+/// use airlock_harness::adapter::{Adapter, AdapterFailure, Answer};
 /// use airlock_harness::cases::Upstream;
 /// use airlock_guard::{Guard, Request};
-/// use serde_json::Value;
 ///
 /// /// An adapter crate's adapter: its own code around the guard.
 /// struct MyAdapter(Guard);
 ///
 /// impl Adapter for MyAdapter {
-///     fn agent_value(&mut self, request: &Request, upstream: &Upstream) -> Result<Value, AdapterFailure> {
-///         Ok(match upstream {
-///             Upstream::Body(bytes) => self.0.admit(request, bytes).agent().to_json(),
-///             Upstream::Transport(e) => self.0.admit_transport_error(request, *e).agent().to_json(),
-///         })
+///     fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
+///         let admission = match upstream {
+///             Upstream::Body(bytes) => self.0.admit(request, bytes),
+///             Upstream::Transport(e) => self.0.admit_transport_error(request, *e),
+///         };
+///         // The text this adapter sends its agent, byte for byte.
+///         Ok(Answer::Bytes(admission.agent().to_json_string().into_bytes()))
 ///     }
 /// }
 /// ```
 pub trait Adapter {
-    /// The agent value for one case.
+    /// What the agent receives for one case.
     ///
     /// # Errors
     ///
     /// When the adapter crashed, hung or broke the protocol.
-    fn agent_value(
-        &mut self,
-        request: &Request,
-        upstream: &Upstream,
-    ) -> Result<Value, AdapterFailure>;
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure>;
 
-    /// The agent values for several cases, handed to `each` in order with the case's
-    /// index, until `each` breaks. The default asks one by one; an adapter across a pipe
+    /// The answers for several cases, handed to `each` in order with the case's index,
+    /// until `each` breaks. The default asks one by one; an adapter across a pipe
     /// overrides it to keep several cases in flight.
-    fn agent_values(
+    fn answers(
         &mut self,
         cases: &[(&Request, &Upstream)],
-        each: &mut dyn FnMut(usize, Result<Value, AdapterFailure>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(usize, Result<Answer, AdapterFailure>) -> ControlFlow<()>,
     ) {
         for (index, (request, upstream)) in cases.iter().enumerate() {
-            if each(index, self.agent_value(request, upstream)).is_break() {
+            if each(index, self.answer(request, upstream)).is_break() {
                 return;
             }
         }
@@ -112,21 +113,17 @@ impl GuardAdapter {
 }
 
 impl Adapter for GuardAdapter {
-    fn agent_value(
-        &mut self,
-        request: &Request,
-        upstream: &Upstream,
-    ) -> Result<Value, AdapterFailure> {
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
         let guard = self.route(request).ok_or_else(|| {
             AdapterFailure::Protocol(format!("no contract for tool {:?}", request.tool))
         })?;
-        Ok(match upstream {
+        Ok(Answer::Value(match upstream {
             Upstream::Body(bytes) => guard.admit(request, bytes).agent().to_json(),
             Upstream::Transport(error) => guard
                 .admit_transport_error(request, *error)
                 .agent()
                 .to_json(),
-        })
+        }))
     }
 }
 
@@ -291,8 +288,8 @@ impl ExecAdapter {
         Ok(case_id)
     }
 
-    /// Wait for the answer to `case_id`.
-    fn receive(&mut self, case_id: &str) -> Result<Value, AdapterFailure> {
+    /// Wait for the answer to `case_id`: the exact bytes of its `agent` member.
+    fn receive(&mut self, case_id: &str) -> Result<Answer, AdapterFailure> {
         let timeout = self.timeout;
         let running = self.start()?;
         let answer = match running.lines.recv_timeout(timeout) {
@@ -303,27 +300,8 @@ impl ExecAdapter {
             }
             Err(RecvTimeoutError::Timeout) => return Err(AdapterFailure::Timeout),
         };
-        let parsed: Value = serde_json::from_slice(&answer).map_err(|_| {
-            AdapterFailure::Protocol(format!("answer is not JSON: {}", preview(&answer)))
-        })?;
-        let echoed = parsed.get("case").and_then(Value::as_str);
-        if echoed != Some(case_id) {
-            return Err(AdapterFailure::Protocol(format!(
-                "answer for case {echoed:?} where {case_id:?} was expected (out of order, repeated or missing)"
-            )));
-        }
-        let keys: Vec<&str> = parsed
-            .as_object()
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        match parsed.get("agent") {
-            Some(agent) if keys.len() == 2 => Ok(agent.clone()),
-            _ => Err(AdapterFailure::Protocol(format!(
-                "answer must be {{\"case\", \"agent\"}}, found members {keys:?}"
-            ))),
-        }
+        read_answer_line(&answer, case_id).map(Answer::Bytes)
     }
-
     /// After a failure the stream is not trustworthy: kill, and add the exit status to
     /// a crash report.
     fn fail(&mut self, failure: AdapterFailure) -> AdapterFailure {
@@ -341,11 +319,7 @@ impl ExecAdapter {
 pub const WINDOW: usize = 64;
 
 impl Adapter for ExecAdapter {
-    fn agent_value(
-        &mut self,
-        request: &Request,
-        upstream: &Upstream,
-    ) -> Result<Value, AdapterFailure> {
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
         let result = self
             .send(request, upstream)
             .and_then(|id| self.receive(&id));
@@ -355,10 +329,10 @@ impl Adapter for ExecAdapter {
     /// Pipelined: up to [`WINDOW`] cases in flight, answers read in order, each within the
     /// per-case timeout. After a failure the adapter is restarted and the cases that were
     /// in flight are sent again.
-    fn agent_values(
+    fn answers(
         &mut self,
         cases: &[(&Request, &Upstream)],
-        each: &mut dyn FnMut(usize, Result<Value, AdapterFailure>) -> ControlFlow<()>,
+        each: &mut dyn FnMut(usize, Result<Answer, AdapterFailure>) -> ControlFlow<()>,
     ) {
         let mut in_flight = std::collections::VecDeque::new();
         let mut next_send = 0;
@@ -428,6 +402,36 @@ impl Drop for ExecAdapter {
             let _ = self.kill();
         }
     }
+}
+
+/// One answer line of the exec protocol, `{"case": ID, "agent": VALUE}`, read without
+/// decoding the agent value: its exact bytes are what the agent receives and are judged
+/// with the strict reader. The line itself must have exactly these two members, once
+/// each.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerLine<'a> {
+    case: String,
+    #[serde(borrow)]
+    agent: &'a serde_json::value::RawValue,
+}
+
+/// The agent bytes of the answer line to `case_id`.
+fn read_answer_line(line: &[u8], case_id: &str) -> Result<Vec<u8>, AdapterFailure> {
+    let parsed: AnswerLine<'_> = serde_json::from_slice(line).map_err(|e| {
+        AdapterFailure::Protocol(format!(
+            "answer must be one JSON object {{\"case\", \"agent\"}} ({}): {}",
+            e.to_string().split(" at line").next().unwrap_or_default(),
+            preview(line)
+        ))
+    })?;
+    if parsed.case != case_id {
+        return Err(AdapterFailure::Protocol(format!(
+            "answer for case {:?} where {case_id:?} was expected (out of order, repeated or missing)",
+            parsed.case
+        )));
+    }
+    Ok(parsed.agent.get().as_bytes().to_vec())
 }
 
 fn preview(bytes: &[u8]) -> String {

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use crate::adapter::{Adapter, AdapterFailure};
 use crate::adversary;
+use crate::answer::{raw_text, Answer};
 use crate::cases::{Case, Expectation, Upstream};
 use crate::corpus::{corpus_dir, Corpus};
 use crate::report::{ContractReport, Finding, FindingKind, Report};
@@ -357,7 +358,7 @@ fn run_cases(
             .collect();
         let mut given_up = false;
         let mut pending: Vec<(usize, usize, Option<FindingKind>)> = Vec::new();
-        adapter.agent_values(&inputs, &mut |index, actual| {
+        adapter.answers(&inputs, &mut |index, actual| {
             let (case, _, reference) = &runnable[index];
             progress(Progress::Case);
             done += 1;
@@ -390,7 +391,7 @@ fn run_cases(
                         kind,
                         message,
                         expected: Some(expected.clone()),
-                        actual: actual.as_ref().ok().cloned(),
+                        actual: actual.as_ref().ok().map(Answer::for_report),
                         file: file.clone(),
                         reproducer: reproducer.clone(),
                     });
@@ -508,7 +509,7 @@ fn shrink(
             }
             let mut trial = case.clone();
             trial.upstream = Upstream::Body(candidate.clone());
-            let actual = adapter.agent_value(request, &trial.upstream);
+            let actual = adapter.answer(request, &trial.upstream);
             if judge(&trial, reference.agent(), &actual)
                 .iter()
                 .any(|(k, _)| *k == kind)
@@ -581,25 +582,60 @@ fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
     }
 }
 
-/// The invariants of one case: shape, verdict, value, canaries.
+/// The invariants of one case: shape, verdict, value, canaries. An answer given as bytes
+/// is read strictly (what any JSON reader would see), and the leak oracle reads every
+/// string literal of those bytes too, so a first duplicate member cannot hide a canary.
 fn judge(
     case: &Case,
     reference: &AgentValue,
-    actual: &Result<Value, AdapterFailure>,
+    actual: &Result<Answer, AdapterFailure>,
 ) -> Vec<(FindingKind, String)> {
-    let agent = match actual {
-        Ok(agent) => agent,
-        Err(failure) => return vec![failure_kind(failure)],
-    };
+    match actual {
+        Ok(answer) => judge_answer(&case.canaries, reference, answer),
+        Err(failure) => vec![failure_kind(failure)],
+    }
+}
+
+/// The invariants of one answer: shape, verdict, value, and none of `canaries` (unless
+/// the reference carries it).
+pub(crate) fn judge_answer(
+    canaries: &[String],
+    reference: &AgentValue,
+    answer: &Answer,
+) -> Vec<(FindingKind, String)> {
     let mut findings = Vec::new();
-    if !case.canaries.is_empty() {
-        for token in leaked(&case.canaries, &reference.to_json(), agent) {
+    let read = answer.read();
+    if !canaries.is_empty() {
+        let expected = reference.to_json();
+        let mut tokens = match &read {
+            Ok(agent) => leaked(canaries, &expected, agent),
+            Err(_) => Vec::new(),
+        };
+        if let Some(raw) = answer.raw() {
+            for token in leaked_in_text(canaries, &expected, &raw_text(raw)) {
+                if !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+        }
+        for token in tokens {
             findings.push((
                 FindingKind::Leak,
                 format!("canary {token:?} from the rejected input reached the agent value"),
             ));
         }
     }
+    let agent = match read {
+        Ok(agent) => agent,
+        Err(reason) => {
+            findings.push((
+                FindingKind::Shape,
+                format!("the agent's bytes are not one unambiguous JSON value: {reason}"),
+            ));
+            return findings;
+        }
+    };
+    let agent = agent.as_ref();
     let claim = match closed_shape(agent) {
         Ok(claim) => claim,
         Err(reason) => {
@@ -664,7 +700,12 @@ fn same_value(agent: &Value, reference: &AgentValue) -> bool {
 /// character piece of one, in any string or member name; unless the reference itself
 /// legitimately carries it.
 pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<String> {
-    let agent_text = all_text(agent);
+    leaked_in_text(canaries, expected, &all_text(agent))
+}
+
+/// Canaries found in `agent_text` (lower-cased text, as [`all_text`] or
+/// [`crate::answer::raw_text`] make it), unless the reference legitimately carries them.
+fn leaked_in_text(canaries: &[String], expected: &Value, agent_text: &str) -> Vec<String> {
     let mut expected_text: Option<String> = None;
     canaries
         .iter()
@@ -675,7 +716,7 @@ pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<Strin
                 .collect();
             let found = |text: &str| windows.iter().any(|w| text.contains(w));
             // The reference's text is only needed when the agent's holds a piece.
-            found(&agent_text) && !found(expected_text.get_or_insert_with(|| all_text(expected)))
+            found(agent_text) && !found(expected_text.get_or_insert_with(|| all_text(expected)))
         })
         .cloned()
         .collect()

@@ -21,6 +21,7 @@
 
 pub mod adapter;
 pub mod adversary;
+pub mod answer;
 pub mod cases;
 pub mod certify;
 pub mod check;

@@ -3,7 +3,7 @@
 //! the exact finding kinds and exit codes; reports, reproducers and determinism.
 
 use airlock_guard::{Contract, Guard, Request};
-use airlock_harness::adapter::{Adapter, AdapterFailure, GuardAdapter};
+use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
 use airlock_harness::cases::Upstream;
 use airlock_harness::check::Check;
 use airlock_harness::exit::Exit;
@@ -81,16 +81,13 @@ enum Flaw {
     ValidatorMessageInError,
     SkipsRequestIdCheck,
     TrustsUpstreamRetryable,
+    EchoesUpstreamInFirstDuplicate,
 }
 
 impl Adapter for Broken {
-    fn agent_value(
-        &mut self,
-        request: &Request,
-        upstream: &Upstream,
-    ) -> Result<Value, AdapterFailure> {
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
         let Upstream::Body(bytes) = upstream else {
-            return self.guards.agent_value(request, upstream);
+            return self.guards.answer(request, upstream);
         };
         let guard = self.guards.route(request).unwrap();
         let tool = guard.contract().tool();
@@ -98,7 +95,7 @@ impl Adapter for Broken {
             Flaw::CopiesUnknownMembers => {
                 // Checks only that the agent fields are there, then passes `data` on whole.
                 let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
-                    return self.guards.agent_value(request, upstream);
+                    return self.guards.answer(request, upstream);
                 };
                 let known = guard
                     .contract()
@@ -109,18 +106,18 @@ impl Adapter for Broken {
                     && known
                     && value["request_id"] == request.request_id.as_str()
                 {
-                    return Ok(
+                    return Ok(Answer::Value(
                         json!({"tool": tool, "request_id": request.request_id, "outcome": "success", "data": value["data"]}),
-                    );
+                    ));
                 }
-                self.guards.agent_value(request, upstream)
+                self.guards.answer(request, upstream)
             }
             Flaw::KeepsLastDuplicate => {
                 // Parses leniently (last duplicate wins), then validates the re-serialised value.
                 let reparsed = serde_json::from_slice::<Value>(bytes)
                     .map(|v| v.to_string().into_bytes())
                     .unwrap_or_else(|_| bytes.clone());
-                self.guards.agent_value(request, &Upstream::Body(reparsed))
+                self.guards.answer(request, &Upstream::Body(reparsed))
             }
             Flaw::ValidatorMessageInError => {
                 let admission = guard.admit(request, bytes);
@@ -128,7 +125,7 @@ impl Adapter for Broken {
                 if let Some(d) = admission.diagnostic() {
                     agent["error"]["message"] = json!(d.message());
                 }
-                Ok(agent)
+                Ok(agent.into())
             }
             Flaw::TrustsUpstreamRetryable => {
                 // Right verdict, but `retryable` taken from the upstream, not the policy.
@@ -143,17 +140,33 @@ impl Adapter for Broken {
                         agent["error"]["retryable"] = flag.clone();
                     }
                 }
-                Ok(agent)
+                Ok(agent.into())
+            }
+            Flaw::EchoesUpstreamInFirstDuplicate => {
+                // The right value for any JSON parser that keeps the last duplicate, but
+                // the upstream's text sits in a first `code` member the agent reads.
+                let admission = guard.admit(request, bytes);
+                if admission.is_admitted() {
+                    return Ok(admission.agent().to_json().into());
+                }
+                let upstream = String::from_utf8_lossy(bytes);
+                let text = format!(
+                    r#"{{"tool":{},"request_id":{},"outcome":"failure","error":{{"code":{},"code":"INVALID_RESPONSE","retryable":false}}}}"#,
+                    json!(tool),
+                    json!(request.request_id),
+                    json!(upstream),
+                );
+                Ok(Answer::Bytes(text.into_bytes()))
             }
             Flaw::SkipsRequestIdCheck => {
                 let Ok(mut value) = airlock_guard::parse(bytes, 64) else {
-                    return self.guards.agent_value(request, upstream);
+                    return self.guards.answer(request, upstream);
                 };
                 if value.get("request_id").is_some() {
                     value["request_id"] = json!(request.request_id);
                 }
                 self.guards
-                    .agent_value(request, &Upstream::Body(value.to_string().into_bytes()))
+                    .answer(request, &Upstream::Body(value.to_string().into_bytes()))
             }
         }
     }
@@ -220,6 +233,45 @@ fn an_adapter_that_trusts_the_upstreams_retryable_flag_is_caught_as_a_value_find
 }
 
 #[test]
+fn an_adapter_that_hides_the_upstream_text_in_a_first_duplicate_member_is_caught_as_shape_and_leak()
+{
+    let report = broken(Flaw::EchoesUpstreamInFirstDuplicate);
+    assert_eq!(report.exit(), Exit::Findings);
+    let kinds = kinds(&report);
+    assert!(kinds.contains(&FindingKind::Shape), "{kinds:?}");
+    assert!(kinds.contains(&FindingKind::Leak), "{kinds:?}");
+    let shape = report
+        .findings()
+        .find(|f| f.kind == FindingKind::Shape)
+        .unwrap();
+    assert!(shape.message.contains("duplicate"), "{}", shape.message);
+}
+
+#[test]
+fn an_exec_adapter_that_hides_the_upstream_text_in_a_first_duplicate_member_is_caught() {
+    let (code, report) = script("duplicate_leak.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    let kinds = finding_kinds(&report);
+    assert!(kinds.contains("shape"), "{kinds:?}");
+    assert!(kinds.contains("leak"), "{kinds:?}");
+}
+
+#[test]
+fn an_exec_answer_line_with_a_duplicate_or_extra_member_is_a_protocol_violation() {
+    let (code, report) = script("duplicate_case.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["protocol".to_owned()]),
+        "{report}"
+    );
+    let message = report["contracts"][0]["findings"][0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("duplicate field"), "{message}");
+}
+
+#[test]
 fn airlock_check_over_the_shipped_contracts_is_clean_in_process_and_over_the_protocol() {
     let out = airlock(&["check", "--cases", "100"], b"");
     assert_eq!(
@@ -253,7 +305,12 @@ fn script_keeping_reproducers(
 ) -> (Option<i32>, Value, tempfile::TempDir) {
     let path = root().join("harness/tests/adapters").join(name);
     let command = if name.ends_with(".py") {
-        format!("python3 {}", path.display())
+        // Python adapters may delegate to the guard sidecar, given as their arguments.
+        format!(
+            "python3 {} {} guard",
+            path.display(),
+            env!("CARGO_BIN_EXE_airlock")
+        )
     } else {
         format!("sh {}", path.display())
     };

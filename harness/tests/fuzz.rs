@@ -22,7 +22,7 @@ fn a_seeded_run_on_the_shipped_contracts_is_clean_and_shares_the_targets() {
     let report = fuzzer().run(&options, &mut |_| {});
     assert!(report.finding.is_none(), "{:?}", report.finding);
     assert_eq!(report.runs, 1500);
-    assert_eq!(report.per_target, [500, 500, 500]);
+    assert_eq!(report.per_target, [375, 375, 375, 375]);
 }
 
 #[test]
