@@ -30,7 +30,7 @@ fi
 cargo build --release -p airlock-harness || exit 2
 
 status=0
-for target in parse admit mutate; do
+for target in parse admit mutate answer; do
   corpus="fuzz/corpus/$target"
   mkdir -p "$corpus"
   if [ "$target" != mutate ]; then

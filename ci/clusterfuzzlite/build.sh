@@ -3,7 +3,7 @@
 # (the targets read `schemas/` next to their executable) and seed corpora.
 cd "$SRC/airlock/fuzz"
 cargo fuzz build -O
-for target in parse admit mutate; do
+for target in parse admit mutate answer; do
   cp "target/x86_64-unknown-linux-gnu/release/$target" "$OUT/"
 done
 cp -r "$SRC/airlock/schemas" "$SRC/airlock/corpora" "$OUT/"

@@ -54,7 +54,12 @@ fn main() -> ExitCode {
     match outcome {
         Ok(Ok(exit)) => exit.into(),
         Ok(Err(error)) => {
-            eprintln!("airlock: error: {error:#}");
+            // Errors may quote a hostile file or adapter: escaped for the terminal.
+            let message = format!("{error:#}");
+            eprintln!(
+                "airlock: error: {}",
+                airlock_harness::report::printable(&message)
+            );
             Exit::Usage.into()
         }
         Err(_) => {

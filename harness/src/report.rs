@@ -187,30 +187,37 @@ impl Report {
         };
         let mut out = String::new();
         for finding in self.contract_errors().chain(self.findings()) {
+            // Everything here may come from the adapter or the corpus: nothing reaches
+            // the terminal unescaped.
             let _ = writeln!(
                 out,
                 "{} {} {} [{}{}]: {}",
                 paint("1;31", finding.kind.as_str()),
-                finding.tool,
-                finding.case,
-                finding.class,
+                printable(&finding.tool),
+                printable(&finding.case),
+                printable(&finding.class),
                 if finding.location.is_empty() {
                     String::new()
                 } else {
-                    format!(" at {}", finding.location)
+                    format!(" at {}", printable(&finding.location))
                 },
-                finding.message
+                printable(&finding.message)
             );
             if let (Some(expected), Some(actual)) = (&finding.expected, &finding.actual) {
                 if expected != actual {
-                    let _ = writeln!(out, "    expected {expected}\n    actual   {actual}");
+                    let _ = writeln!(
+                        out,
+                        "    expected {}\n    actual   {}",
+                        printable(&expected.to_string()),
+                        printable(&actual.to_string())
+                    );
                 }
             }
             if let Some(path) = &finding.reproducer {
                 let _ = writeln!(
                     out,
                     "    reproduce: airlock check --replay {}",
-                    path.display()
+                    printable(&path.display().to_string())
                 );
             }
         }
@@ -223,7 +230,7 @@ impl Report {
             let _ = writeln!(
                 out,
                 "{:<20} {:>8} {:>9} {:>9}",
-                c.tool,
+                printable(&c.tool),
                 c.cases,
                 c.findings.len(),
                 c.contract_errors.len()
@@ -380,8 +387,8 @@ impl Report {
         for c in &self.contracts {
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} |",
-                c.tool,
+                "| {} | {} | {} | {} |",
+                markdown_text(&c.tool),
                 c.cases,
                 c.findings.len(),
                 c.contract_errors.len()
@@ -396,11 +403,11 @@ impl Report {
             for f in all.iter().take(50) {
                 let _ = writeln!(
                     out,
-                    "| {} | `{}` | `{}` | {} |",
+                    "| {} | {} | {} | {} |",
                     f.kind.as_str(),
-                    f.tool,
-                    f.case,
-                    f.message.replace('|', "\\|")
+                    markdown_text(&f.tool),
+                    markdown_text(&f.case),
+                    markdown_text(&f.message)
                 );
             }
             if all.len() > 50 {
@@ -412,6 +419,53 @@ impl Report {
     }
 }
 
+/// `text` safe to print on a terminal: control characters (C0, DEL, C1: escape
+/// sequences, bells, carriage returns), bidirectional overrides and other invisible
+/// format characters are written as `\u{…}` escapes; a backslash is doubled so an
+/// escape cannot be forged.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\\' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` as literal Markdown in a table cell: [`printable`], then every character that
+/// Markdown or HTML would interpret (links, images, emphasis, code, tags, entities, the
+/// cell separator) escaped.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in printable(text).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '|' | '#' | '!' | '~' | '{' | '}'
+            | '+' | '-' | '.' | ':' | '"' | '\'' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A path relative to the working directory when it is inside it.
 fn relative(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
@@ -420,4 +474,62 @@ fn relative(path: &Path) -> String {
         .unwrap_or(canonical)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report whose one finding carries what a hostile adapter would print.
+    fn hostile_report() -> Report {
+        let hostile = "\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\r\u{202e}txt.exe \
+                       <img src=x onerror=alert(1)> [click](https://evil.example) `code` | cell";
+        let mut contract = ContractReport::new("review_status", None);
+        contract.findings.push(Finding {
+            tool: "review_status".into(),
+            case: format!("fixture/{hostile}"),
+            class: "fixture".into(),
+            location: "/data".into(),
+            kind: FindingKind::Protocol,
+            message: format!("protocol violation: {hostile}"),
+            expected: Some(json!({"outcome": "failure"})),
+            actual: Some(json!({"outcome": hostile})),
+            file: None,
+            reproducer: None,
+        });
+        Report {
+            seed: 0,
+            contracts: vec![contract],
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_human_report_prints_no_control_or_bidi_character_from_the_adapter() {
+        let human = hostile_report().human(false);
+        for c in ['\u{1b}', '\u{7}', '\u{9b}', '\r', '\u{202e}'] {
+            assert!(!human.contains(c), "{c:?} in {human}");
+        }
+        assert!(human.contains("\\u{1b}[2J"), "{human}");
+        assert!(human.contains("\\u{202e}txt.exe"), "{human}");
+        // A backslash is doubled, so the adapter cannot forge an escape.
+        assert_eq!(printable("\\u{1b}"), "\\\\u{1b}");
+        assert_eq!(printable("plain: ok"), "plain: ok");
+    }
+
+    #[test]
+    fn the_markdown_report_renders_no_html_link_or_code_from_the_adapter() {
+        let markdown = hostile_report().markdown();
+        assert!(!markdown.contains("<img"), "{markdown}");
+        assert!(!markdown.contains("](http"), "{markdown}");
+        assert!(!markdown.contains(" `code`"), "{markdown}");
+        assert!(!markdown.contains('\u{1b}'), "{markdown}");
+        assert!(markdown.contains("&lt;img"), "{markdown}");
+        let finding_row = markdown
+            .lines()
+            .find(|l| l.starts_with("| protocol"))
+            .unwrap();
+        // Five cells: the adapter's `|` cannot open a sixth.
+        assert_eq!(finding_row.matches(" | ").count(), 3, "{finding_row}");
+    }
 }

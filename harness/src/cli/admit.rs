@@ -3,6 +3,7 @@
 use airlock_guard::{Contract, Guard, Request};
 use airlock_harness::corpus::{corpus_dir, read_request};
 use airlock_harness::exit::Exit;
+use airlock_harness::report::printable;
 use anyhow::{anyhow, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,9 +43,10 @@ pub fn run(args: AdmitArgs) -> Result<Exit> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", admission.agent().to_json_string())?;
     if let Some(diagnostic) = admission.diagnostic() {
-        eprintln!("{diagnostic}");
+        // The diagnostic may quote the response: escaped for the terminal.
+        eprintln!("{}", printable(&diagnostic.to_string()));
         for cause in diagnostic.causes() {
-            eprintln!("  because {cause}");
+            eprintln!("  because {}", printable(&cause.to_string()));
         }
     }
     if args.audit {

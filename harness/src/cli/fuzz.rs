@@ -3,6 +3,7 @@
 use airlock_harness::check::discover;
 use airlock_harness::exit::Exit;
 use airlock_harness::fuzz::{artifact_path, FuzzOptions, Fuzzer, Target};
+use airlock_harness::report::printable;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -130,7 +131,7 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
     println!(
         "fuzz: FINDING in target {}: {}\n  input: {}\n  replay: airlock fuzz --target {} --replay {}\n  {summary}",
         finding.target,
-        finding.violation,
+        printable(&finding.violation.to_string()),
         path.display(),
         finding.target,
         path.display()
@@ -172,7 +173,8 @@ fn replay(fuzzer: &Fuzzer, files: &[PathBuf], targets: &[Target]) -> Result<Exit
             match fuzzer.check(target, &input) {
                 Ok(()) => println!("{}: {target}: ok", path.display()),
                 Err(violation) => {
-                    println!("{}: {target}: {violation}", path.display());
+                    let violation = violation.to_string();
+                    println!("{}: {target}: {}", path.display(), printable(&violation));
                     exit = Exit::Findings;
                 }
             }
