@@ -32,5 +32,6 @@ pub mod generated;
 pub mod lint;
 pub mod protocol;
 pub mod report;
+pub mod schema;
 pub mod shape;
 pub mod validate;

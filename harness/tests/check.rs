@@ -548,7 +548,7 @@ fn every_report_format_renders_the_findings() {
         .unwrap();
     assert!(uri.ends_with(".json"), "{uri}");
     let markdown = report.markdown();
-    assert!(markdown.contains("| `review_status` |") && markdown.contains("❌"));
+    assert!(markdown.contains("| review\\_status |") && markdown.contains("❌"));
     assert!(report.human(false).contains("findings:"));
 }
 

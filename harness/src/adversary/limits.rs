@@ -1,0 +1,92 @@
+//! Size and depth at and past the contract's limits: a body padded to exactly
+//! `max_bytes` and past it, nesting one past `max_depth` and as deep as the bytes allow.
+
+use serde_json::Value;
+
+use super::Builder;
+use crate::cases::{escape_token, member_pointers, splice, Expectation, Upstream};
+use crate::corpus::Fixture;
+
+/// exact_limit, oversize, deep_nesting.
+pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let origin = fixture.name.as_str();
+    let request = &fixture.request;
+    let limits = b.contract.limits();
+    let compact = serde_json::to_vec(value).unwrap_or_default();
+    let max_bytes = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
+    if compact.len() <= max_bytes && max_bytes < 64 * 1024 * 1024 {
+        let pad = |len: usize| {
+            let mut padded = compact.clone();
+            padded.resize(len, b' ');
+            padded
+        };
+        b.push(
+            "exact_limit",
+            Some(origin),
+            &format!("byte:{max_bytes}"),
+            "",
+            request,
+            Upstream::Body(pad(max_bytes)),
+            Vec::new(),
+            Expectation::Reference,
+        );
+        b.push(
+            "oversize",
+            Some(origin),
+            &format!("byte:{max_bytes}"),
+            "one_past",
+            request,
+            Upstream::Body(pad(max_bytes + 1)),
+            Vec::new(),
+            Expectation::Reject,
+        );
+        b.push(
+            "oversize",
+            Some(origin),
+            &format!("byte:{max_bytes}"),
+            "far_past",
+            request,
+            Upstream::Body(pad(max_bytes * 4 + 1)),
+            Vec::new(),
+            Expectation::Reject,
+        );
+        let deep = limits.max_depth + 1;
+        let nested = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
+        for (parent, name) in member_pointers(value).into_iter().take(1) {
+            let location = format!("{parent}/{}", escape_token(&name));
+            if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
+                b.push(
+                    "deep_nesting",
+                    Some(origin),
+                    &location,
+                    "one_past_max_depth",
+                    request,
+                    Upstream::Body(bytes),
+                    Vec::new(),
+                    Expectation::Reject,
+                );
+            }
+        }
+        let half = max_bytes / 2;
+        b.push(
+            "deep_nesting",
+            Some(origin),
+            "byte:0",
+            "closed_to_max_bytes",
+            request,
+            Upstream::Body(format!("{}{}", "[".repeat(half), "]".repeat(half)).into_bytes()),
+            Vec::new(),
+            Expectation::Reject,
+        );
+        b.push(
+            "deep_nesting",
+            Some(origin),
+            "byte:0",
+            "unclosed_to_max_bytes",
+            request,
+            Upstream::Body(vec![b'['; max_bytes]),
+            Vec::new(),
+            Expectation::Reject,
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! The adversary: cases derived from a contract's fixtures. Every fixture as it is; from
+//! every accepted fixture the deterministic variants (extra, missing, swapped and
+//! duplicated members, schema-driven string, enum, pattern and date-time neighbours,
+//! number edges, broken string bytes, broken whole bodies, size and depth past the
+//! limits, request-id and binding mismatches); once per contract the upstream failure
+//! envelopes and the transport errors; then seeded random mutation chains.
+
+use airlock_guard::{Contract, Request, TransportError};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+use crate::cases::{canary, Case, Expectation, Upstream};
+use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
+
+mod binding;
+mod bytes;
+mod limits;
+mod members;
+mod neighbours;
+mod random;
+mod shapes;
+
+/// Kept here for the modules that found it here first.
+pub use crate::schema::schema_at;
+
+/// Every class the adversary produces, with what it does.
+pub const CLASSES: &[(&str, &str)] = &[
+    ("fixture", "every fixture of the corpus as it is"),
+    ("generated", "valid instances generated from the schema itself, bound to the request and confirmed admitted by the guard; every derived class applies to them too"),
+    ("extra_property", "an extra member in every object: canary name and value, admin_override, approved, role; a success that also carries error, a failure that also carries data"),
+    ("missing_member", "every member of every object removed, one at a time"),
+    ("type_swap", "every member's value swapped for null, a boolean, \"true\", a number, a numeric string, a string, an array, an object; every object wrapped in an array"),
+    ("string_edge", "every string member empty, one and ten times past its maxLength (canary), with NUL appended, as injected instructions (canary), with a trailing newline"),
+    ("enum_neighbour", "every enum value re-cased and space-prefixed, another member's enum value, \"unknown\"; const members swapped for another tool's name or constant"),
+    ("pattern_neighbour", "every patterned string with its last character changed, a character appended, a character prefixed, a trailing newline"),
+    ("date_time_neighbour", "every date-time without offset, with a space for T, with lower-case t and z, in month 13, at leap second 23:59:60Z"),
+    ("number_edge", "raw number text at every member: 1e400, -0, 2^64, 1.0, 1e-400, 01"),
+    ("bad_string_bytes", "raw bytes in every string member (canary): a lone surrogate escape, invalid UTF-8, a raw control character"),
+    ("duplicate_member", "every member written twice, both orders, with a conflicting canary value, with the same value, and once with an escaped name"),
+    ("array_edge", "every array one past its maxItems and far past max_bytes (repeating its last item)"),
+    ("oversize", "a valid body padded with whitespace one byte and far past max_bytes"),
+    ("exact_limit", "a valid body padded with whitespace to exactly max_bytes"),
+    ("deep_nesting", "nesting one past max_depth in place of a member, and as deep as max_bytes allows"),
+    ("raw_bytes", "whole bodies broken: BOM, UTF-16LE, trailing garbage, two documents, truncated at structural boundaries, an HTML error page (canary), empty, a comment, single quotes, NaN"),
+    ("request_id_mismatch", "a response answering another request id"),
+    ("binding_mismatch", "a request whose parameters disagree with the response, one per binding check"),
+    ("freshness", "a request time that makes each fresh field just stale and just future"),
+    ("upstream_failure", "a well-formed failure envelope for every error code, claiming retryable and not"),
+    ("transport_error", "every transport error"),
+    ("random_mutation", "seeded chains of byte and member mutations, half of them on top of another class's variant"),
+];
+
+struct Builder<'a> {
+    seed: u64,
+    contract: &'a Contract,
+    cases: Vec<Case>,
+    ids: BTreeSet<String>,
+}
+
+impl Builder<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        class: &str,
+        origin: Option<&str>,
+        location: &str,
+        suffix: &str,
+        request: &Request,
+        upstream: Upstream,
+        canaries: Vec<String>,
+        expect: Expectation,
+    ) {
+        let mut id = format!("{class}/{}{location}", origin.unwrap_or("-"));
+        if !suffix.is_empty() {
+            id.push('#');
+            id.push_str(suffix);
+        }
+        let mut unique = id.clone();
+        let mut n = 2;
+        while !self.ids.insert(unique.clone()) {
+            unique = format!("{id}~{n}");
+            n += 1;
+        }
+        self.cases.push(Case {
+            id: unique,
+            class: class.to_owned(),
+            location: location.to_owned(),
+            origin: origin.map(str::to_owned),
+            request: {
+                // Cases carry the tool, as the exec protocol sends it.
+                let mut request = request.clone();
+                request.tool = Some(self.contract.tool().to_owned());
+                request
+            },
+            upstream,
+            canaries,
+            expect,
+        });
+    }
+
+    fn canary(&self, class: &str, origin: &str, location: &str, n: u32) -> String {
+        canary(
+            self.seed,
+            &format!("{}/{class}/{origin}{location}", self.contract.tool()),
+            n,
+        )
+    }
+}
+
+/// All cases for `contract` with its `corpus`: fixtures, deterministic variants, and
+/// `random` seeded mutation chains. The same inputs give the same cases, in order.
+pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) -> Vec<Case> {
+    let mut b = Builder {
+        seed,
+        contract,
+        cases: Vec::new(),
+        ids: BTreeSet::new(),
+    };
+    for fixture in &corpus.fixtures {
+        let expect = match (fixture.kind, fixture.expect) {
+            (_, Expect::Accept) => Expectation::Admit,
+            (_, Expect::Reject) => Expectation::Reject,
+        };
+        let location = match fixture.kind {
+            FixtureKind::Historical { version } => format!("@historical/{version}"),
+            kind => format!("@{kind}"),
+        };
+        b.push(
+            "fixture",
+            Some(&fixture.name),
+            &location,
+            "",
+            &fixture.request,
+            Upstream::Body(fixture.bytes.clone()),
+            Vec::new(),
+            expect,
+        );
+    }
+    let accepted: Vec<(&Fixture, Value)> = corpus
+        .fixtures
+        .iter()
+        .filter(|f| f.kind == FixtureKind::Accepted)
+        .filter_map(|f| {
+            airlock_guard::parse(&f.bytes, usize::MAX)
+                .ok()
+                .map(|v| (f, v))
+        })
+        .collect();
+    for (fixture, value) in &accepted {
+        derived(&mut b, fixture, value);
+    }
+    random::upstream_failures(&mut b, corpus);
+    for error in TransportError::ALL {
+        b.push(
+            "transport_error",
+            None,
+            "",
+            error.as_str(),
+            &corpus.request,
+            Upstream::Transport(error),
+            Vec::new(),
+            Expectation::Transport,
+        );
+    }
+    let values = crate::generated::valid_instances(contract, &corpus.request, seed, GENERATED);
+    for (n, value) in values.iter().enumerate() {
+        let fixture = Fixture {
+            kind: FixtureKind::Accepted,
+            path: std::path::PathBuf::new(),
+            name: format!("generated_{n}"),
+            bytes: serde_json::to_vec(value).unwrap_or_default(),
+            request: corpus.request.clone(),
+            expect: Expect::Accept,
+        };
+        b.push(
+            "generated",
+            Some(&fixture.name),
+            "",
+            "",
+            &fixture.request,
+            Upstream::Body(fixture.bytes.clone()),
+            Vec::new(),
+            Expectation::Admit,
+        );
+        derived(&mut b, &fixture, value);
+    }
+    random::random_mutations(&mut b, &accepted, random);
+    b.cases
+}
+
+/// Valid instances generated from the schema per contract (each also a base for every
+/// derived class).
+pub const GENERATED: usize = 3;
+
+fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    shapes::shapes(b, fixture, value);
+    members::extra_properties(b, fixture, value);
+    members::member_variants(b, fixture, value);
+    limits::size_and_depth(b, fixture, value);
+    binding::request_variants(b, fixture, value);
+    neighbours::schema_neighbours(b, fixture, value);
+    bytes::number_edges(b, fixture, value);
+    bytes::bad_string_bytes(b, fixture, value);
+    bytes::raw_bytes(b, fixture, value);
+}

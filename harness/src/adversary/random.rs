@@ -1,0 +1,143 @@
+//! Once per contract: well-formed upstream failure envelopes for every error code; then
+//! seeded random mutation chains, half of them on top of another class's variant.
+
+use airlock_guard::ErrorCode;
+use serde_json::{json, Value};
+
+use super::Builder;
+use crate::cases::{canary, member_pointers, Expectation, Rng, Upstream};
+use crate::corpus::{Corpus, Fixture};
+
+/// upstream_failure: a well-formed failure envelope answering the corpus's default
+/// request, for every error code, claiming retryable and not (the policy decides).
+pub(super) fn upstream_failures(b: &mut Builder<'_>, corpus: &Corpus) {
+    let request = &corpus.request;
+    for code in ErrorCode::ALL {
+        for retryable in [false, true] {
+            let envelope = json!({
+                "tool": b.contract.tool(),
+                "request_id": request.request_id,
+                "outcome": "failure",
+                "error": {"code": code.as_str(), "retryable": retryable},
+            });
+            b.push(
+                "upstream_failure",
+                None,
+                "/error",
+                &format!("{code}:retryable={retryable}"),
+                request,
+                Upstream::Body(serde_json::to_vec(&envelope).unwrap_or_default()),
+                Vec::new(),
+                Expectation::Reference,
+            );
+        }
+    }
+}
+
+pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value)], count: usize) {
+    if accepted.is_empty() {
+        return;
+    }
+    let mut rng = Rng::new(b.seed, b.contract.tool());
+    // Half the chains start from a deterministic variant instead of a fixture, so that
+    // classes compose (a duplicate inside a truncated body, a swap past the limit …).
+    let deterministic = b.cases.len();
+    for n in 0..count {
+        let (fixture, value) = &accepted[rng.below(accepted.len())];
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        let mut canaries = Vec::new();
+        let mut ops = Vec::new();
+        let mut request = fixture.request.clone();
+        let mut origin = fixture.name.clone();
+        if deterministic > 0 && rng.below(2) == 0 {
+            let base = &b.cases[rng.below(deterministic)];
+            if let (Upstream::Body(base_bytes), Some(base_origin)) = (&base.upstream, &base.origin)
+            {
+                bytes.clone_from(base_bytes);
+                canaries.clone_from(&base.canaries);
+                request = base.request.clone();
+                origin.clone_from(base_origin);
+                ops.push(base.class.clone());
+            }
+        }
+        for step in 0..1 + rng.below(3) {
+            let len = bytes.len().max(1);
+            let at = rng.below(len);
+            match rng.below(7) {
+                0 if !bytes.is_empty() => {
+                    let i = at.min(bytes.len() - 1);
+                    bytes[i] = (rng.next_u64() & 0xff) as u8;
+                    ops.push("flip".into());
+                }
+                1 => {
+                    let (i, byte) = (at.min(bytes.len()), (rng.next_u64() & 0xff) as u8);
+                    bytes.insert(i, byte);
+                    ops.push("insert".into());
+                }
+                2 if !bytes.is_empty() => {
+                    let i = at.min(bytes.len() - 1);
+                    bytes.remove(i);
+                    ops.push("delete".into());
+                }
+                3 => {
+                    bytes.truncate(at);
+                    ops.push("truncate".into());
+                }
+                4 => {
+                    // A canary member right after a random '{'.
+                    let opens: Vec<usize> = bytes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c == b'{')
+                        .map(|(i, _)| i)
+                        .collect();
+                    if let Some(&open) = opens.get(rng.below(opens.len().max(1))) {
+                        let token = canary(
+                            b.seed,
+                            &format!("{}/random/{n}", b.contract.tool()),
+                            step as u32,
+                        );
+                        let member = format!("\"{token}\":\"{token}\",");
+                        bytes.splice(open + 1..open + 1, member.bytes());
+                        canaries.push(token);
+                        ops.push("canary_member".into());
+                    }
+                }
+                5 => {
+                    let end = (at + 1 + rng.below(16)).min(bytes.len());
+                    let slice = bytes[at.min(end)..end].to_vec();
+                    bytes.splice(end..end, slice);
+                    ops.push("repeat_slice".into());
+                }
+                _ => {
+                    let mut v = value.clone();
+                    let members = member_pointers(&v);
+                    if let Some((parent, name)) = members.get(rng.below(members.len().max(1))) {
+                        let token = canary(
+                            b.seed,
+                            &format!("{}/random/{n}", b.contract.tool()),
+                            100 + step as u32,
+                        );
+                        if let Some(Value::Object(map)) = v.pointer_mut(parent) {
+                            map.insert(name.clone(), Value::String(token.clone()));
+                        }
+                        canaries.push(token);
+                        bytes = serde_json::to_vec(&v).unwrap_or_default();
+                        ops.push("replace_value".into());
+                    }
+                }
+            }
+        }
+        let suffix = format!("{n}:{}", ops.join("+"));
+        b.push(
+            "random_mutation",
+            Some(&origin),
+            "",
+            &suffix,
+            &request,
+            Upstream::Body(bytes),
+            canaries,
+            Expectation::Reference,
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! Shape variants: objects wrapped in arrays, envelopes crossed (a success that also
+//! carries `error`), arrays one past `maxItems` and past the byte limit.
+
+use serde_json::{json, Value};
+
+use super::Builder;
+use crate::cases::{escape_token, member_pointers, object_pointers, Expectation, Upstream};
+use crate::corpus::Fixture;
+use crate::schema::schema_at;
+
+/// Objects wrapped in an array, and envelopes crossed: a success that also carries an
+/// `error`, a failure that also carries `data`.
+pub(super) fn shapes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let origin = fixture.name.as_str();
+    let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
+    for pointer in object_pointers(value).into_iter().filter(|p| !p.is_empty()) {
+        let mut v = value.clone();
+        if let Some(slot) = v.pointer_mut(&pointer) {
+            *slot = Value::Array(vec![slot.take()]);
+        }
+        b.push(
+            "type_swap",
+            Some(origin),
+            &pointer,
+            "wrapped_in_array",
+            &fixture.request,
+            body(&v),
+            Vec::new(),
+            Expectation::Reference,
+        );
+    }
+    arrays(b, fixture, value);
+    let Some(envelope) = value.as_object() else {
+        return;
+    };
+    let token = b.canary("extra_property", origin, "/crossed", 0);
+    let (member, extra, suffix) = match envelope.get("outcome").and_then(Value::as_str) {
+        Some("success") => (
+            "error",
+            json!({"code": "NOT_FOUND", "retryable": false}),
+            "success_with_error",
+        ),
+        Some("failure") => (
+            "data",
+            json!({ "note": token.clone() }),
+            "failure_with_data",
+        ),
+        _ => return,
+    };
+    if envelope.contains_key(member) {
+        return;
+    }
+    let mut v = value.clone();
+    v[member] = extra;
+    let canaries = if member == "data" {
+        vec![token]
+    } else {
+        Vec::new()
+    };
+    b.push(
+        "extra_property",
+        Some(origin),
+        &format!("/{member}"),
+        suffix,
+        &fixture.request,
+        body(&v),
+        canaries,
+        Expectation::Reference,
+    );
+}
+
+/// Every non-empty array grown one past its schema's `maxItems`, and far past the byte
+/// limit, by repeating its last item.
+fn arrays(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let document = b.contract.schema().document().clone();
+    let max_bytes = usize::try_from(b.contract.limits().max_bytes).unwrap_or(usize::MAX);
+    for (parent, name) in member_pointers(value) {
+        let pointer = format!("{parent}/{}", escape_token(&name));
+        let Some(Value::Array(items)) = value.pointer(&pointer) else {
+            continue;
+        };
+        let Some(last) = items.last() else { continue };
+        let item_len = serde_json::to_vec(last).map_or(1, |t| t.len() + 1);
+        let max_items = schema_at(&document, &pointer)
+            .iter()
+            .find_map(|s| s.get("maxItems").and_then(Value::as_u64))
+            .and_then(|m| usize::try_from(m).ok());
+        let mut grow = |target: usize, suffix: &str| {
+            let mut v = value.clone();
+            if let Some(Value::Array(items)) = v.pointer_mut(&pointer) {
+                items.resize(target, last.clone());
+            }
+            let body = Upstream::Body(serde_json::to_vec(&v).unwrap_or_default());
+            b.push(
+                "array_edge",
+                Some(&fixture.name),
+                &pointer,
+                suffix,
+                &fixture.request,
+                body,
+                Vec::new(),
+                Expectation::Reference,
+            );
+        };
+        if let Some(max) = max_items
+            .filter(|m| m.saturating_add(1).saturating_mul(item_len) <= 4 * max_bytes.max(1024))
+        {
+            grow(max + 1, "one_past_max_items");
+        }
+        if max_bytes < 16 * 1024 * 1024 {
+            grow(items.len() + 2 * max_bytes / item_len + 1, "very_large");
+        }
+    }
+}
