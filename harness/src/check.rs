@@ -16,7 +16,7 @@ use crate::adversary;
 use crate::answer::{raw_text, Answer};
 use crate::cases::{Case, Expectation, Upstream};
 use crate::corpus::{corpus_dir, Corpus};
-use crate::report::{ContractReport, Finding, FindingKind, Report};
+use crate::report::{ContractReport, Finding, FindingKind, Report, Severity};
 use crate::shape::closed_shape;
 
 /// The default number of random cases per contract.
@@ -246,6 +246,7 @@ pub fn run(
                 class: "adapter".into(),
                 location: String::new(),
                 kind,
+                severity: Severity::Error,
                 message: format!("after the last case: {message}"),
                 expected: None,
                 actual: None,
@@ -340,6 +341,7 @@ fn run_cases(
                     class: case.class.clone(),
                     location: case.location.clone(),
                     kind: FindingKind::Contract,
+                    severity: Severity::Error,
                     message: format!("{message}{diagnostic}"),
                     expected: None,
                     actual: Some(reference.agent().to_json()),
@@ -382,6 +384,9 @@ fn run_cases(
                 if let Some(stats) = report.classes.get_mut(&case.class) {
                     stats.findings += findings.len();
                 }
+                let reference_admits = reference
+                    .error()
+                    .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
                 for (kind, message) in findings {
                     report.findings.push(Finding {
                         tool: tool.clone(),
@@ -389,6 +394,7 @@ fn run_cases(
                         class: case.class.clone(),
                         location: case.location.clone(),
                         kind,
+                        severity: Severity::of(kind, reference_admits),
                         message,
                         expected: Some(expected.clone()),
                         actual: actual.as_ref().ok().map(Answer::for_report),
@@ -441,6 +447,7 @@ fn run_cases(
                 class: "adapter".into(),
                 location: String::new(),
                 kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
+                severity: Severity::Error,
                 message: format!(
                     "{consecutive} consecutive crashes or timeouts: the remaining {} cases of {tool} were not run",
                     report.not_run

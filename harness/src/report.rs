@@ -50,6 +50,39 @@ impl FindingKind {
     }
 }
 
+/// How bad a finding is for the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The adapter rejected what the contract admits: the agent loses evidence it was
+    /// owed (a `verdict` finding in that direction).
+    Availability,
+    /// Everything else: the adapter admitted or passed on what the contract rejects, a
+    /// wrong value, a leak, a shape the agent cannot trust, or an adapter that crashed,
+    /// hung or broke the protocol (what its agent would then receive is unknown).
+    #[default]
+    Error,
+}
+
+impl Severity {
+    /// The severity's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Availability => "availability",
+            Severity::Error => "error",
+        }
+    }
+
+    /// The severity of a `kind` finding on a case the reference admitted or rejected.
+    pub fn of(kind: FindingKind, reference_admits: bool) -> Self {
+        if kind == FindingKind::Verdict && reference_admits {
+            Severity::Availability
+        } else {
+            Severity::Error
+        }
+    }
+}
+
 /// One broken invariant on one case.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
@@ -63,6 +96,8 @@ pub struct Finding {
     pub location: String,
     /// What broke.
     pub kind: FindingKind,
+    /// How bad it is for the agent.
+    pub severity: Severity,
     /// A sentence for the reader.
     pub message: String,
     /// The reference's agent value.
@@ -155,9 +190,15 @@ impl Report {
 
     /// 2 for contract errors, 1 for findings, else 0.
     pub fn exit(&self) -> Exit {
+        self.exit_failing_on(Severity::Availability)
+    }
+
+    /// 2 for contract errors, 1 for findings of at least `fail_on` severity, else 0
+    /// (`Severity::Error`: findings of availability alone are reported, not failed).
+    pub fn exit_failing_on(&self, fail_on: Severity) -> Exit {
         if self.contract_errors().next().is_some() {
             Exit::Usage
-        } else if self.findings().next().is_some() {
+        } else if self.findings().any(|f| f.severity >= fail_on) {
             Exit::Findings
         } else {
             Exit::Success
@@ -189,10 +230,14 @@ impl Report {
         for finding in self.contract_errors().chain(self.findings()) {
             // Everything here may come from the adapter or the corpus: nothing reaches
             // the terminal unescaped.
+            let kind = match finding.severity {
+                Severity::Availability => format!("{} (availability)", finding.kind.as_str()),
+                Severity::Error => finding.kind.as_str().to_owned(),
+            };
             let _ = writeln!(
                 out,
                 "{} {} {} [{}{}]: {}",
-                paint("1;31", finding.kind.as_str()),
+                paint("1;31", &kind),
                 printable(&finding.tool),
                 printable(&finding.case),
                 printable(&finding.class),
@@ -259,6 +304,10 @@ impl Report {
         for f in self.findings().chain(self.contract_errors()) {
             *by_kind.entry(f.kind.as_str()).or_insert(0usize) += 1;
         }
+        let mut by_severity = BTreeMap::new();
+        for f in self.findings() {
+            *by_severity.entry(f.severity.as_str()).or_insert(0usize) += 1;
+        }
         let doc = json!({
             "seed": self.seed,
             "elapsed_seconds": self.elapsed.as_secs_f64(),
@@ -268,6 +317,7 @@ impl Report {
                 "findings": self.findings().count(),
                 "contract_errors": self.contract_errors().count(),
                 "by_kind": by_kind,
+                "by_severity": by_severity,
             },
             "contracts": self.contracts,
         });
@@ -301,8 +351,9 @@ impl Report {
                             .iter()
                             .map(|f| {
                                 format!(
-                                    "{} {} [{}]: {}",
+                                    "{} ({}) {} [{}]: {}",
                                     f.kind.as_str(),
+                                    f.severity.as_str(),
                                     f.case,
                                     f.location,
                                     f.message
@@ -340,7 +391,10 @@ impl Report {
                             .build(),
                     )
                     .rule_id(f.kind.as_str().to_owned())
-                    .level(serde_sarif::sarif::ResultLevel::Error)
+                    .level(match f.severity {
+                        Severity::Error => serde_sarif::sarif::ResultLevel::Error,
+                        Severity::Availability => serde_sarif::sarif::ResultLevel::Warning,
+                    })
                     .build();
                 if let Some(file) = &f.file {
                     let uri = relative(file);
@@ -398,13 +452,14 @@ impl Report {
         if !all.is_empty() {
             let _ = writeln!(
                 out,
-                "\n| kind | contract | case | message |\n|---|---|---|---|"
+                "\n| kind | severity | contract | case | message |\n|---|---|---|---|---|"
             );
             for f in all.iter().take(50) {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} |",
                     f.kind.as_str(),
+                    f.severity.as_str(),
                     markdown_text(&f.tool),
                     markdown_text(&f.case),
                     markdown_text(&f.message)
@@ -491,6 +546,7 @@ mod tests {
             class: "fixture".into(),
             location: "/data".into(),
             kind: FindingKind::Protocol,
+            severity: Severity::Error,
             message: format!("protocol violation: {hostile}"),
             expected: Some(json!({"outcome": "failure"})),
             actual: Some(json!({"outcome": hostile})),
@@ -530,6 +586,6 @@ mod tests {
             .find(|l| l.starts_with("| protocol"))
             .unwrap();
         // Five cells: the adapter's `|` cannot open a sixth.
-        assert_eq!(finding_row.matches(" | ").count(), 3, "{finding_row}");
+        assert_eq!(finding_row.matches(" | ").count(), 4, "{finding_row}");
     }
 }

@@ -6,7 +6,7 @@ use airlock_harness::check::{
     discover, replay, run, CheckOptions, Progress, Reproducer, Subject, DEFAULT_RANDOM_CASES,
 };
 use airlock_harness::exit::Exit;
-use airlock_harness::report::Report;
+use airlock_harness::report::{Report, Severity};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -26,6 +26,15 @@ pub enum Format {
     Sarif,
     /// A summary for a pull-request comment.
     Markdown,
+}
+
+/// The least severity that fails a run.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FailOn {
+    /// Only findings of severity `error`.
+    Error,
+    /// Findings of severity `availability` too (every finding).
+    Availability,
 }
 
 /// Prove an adapter rejects what it must, admits what it must with exactly the agent
@@ -58,6 +67,11 @@ pub struct CheckArgs {
     /// Where reproducers of findings are written.
     #[arg(long, default_value = "target/airlock/reproducers")]
     reproducers: PathBuf,
+    /// Which findings fail the run: `availability` (default) fails on every finding;
+    /// `error` reports findings where the adapter rejected what the contract admits
+    /// (severity `availability`) without failing on them.
+    #[arg(long, value_enum, default_value_t = FailOn::Availability)]
+    fail_on: FailOn,
     /// Re-run exactly the case of a reproducer (`*.case.json`).
     #[arg(long, conflicts_with_all = ["contracts", "seed", "cases"])]
     replay: Option<PathBuf>,
@@ -117,7 +131,10 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         report
     };
     emit(&report, args.format, args.output.as_ref())?;
-    Ok(report.exit())
+    Ok(report.exit_failing_on(match args.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Availability => Severity::Availability,
+    }))
 }
 
 fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()> {
