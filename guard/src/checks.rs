@@ -120,7 +120,7 @@ impl CheckSpec {
             CheckSpec::Fresh {
                 max_age, max_skew, ..
             } => {
-                let Some(time) = value.text().and_then(|s| s.parse::<Timestamp>().ok()) else {
+                let Some(time) = value.text().and_then(parse_time) else {
                     return fail(
                         format!("{value} is not an RFC 3339 time"),
                         "value is not an RFC 3339 time".into(),
@@ -268,10 +268,49 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
     Ok(duration)
 }
 
+/// An RFC 3339 time. Fraction digits past the ninth (below a nanosecond, which the
+/// schema's `date-time` admits but a timestamp cannot hold) are truncated: the time is
+/// read at most a nanosecond early, never late.
+fn parse_time(text: &str) -> Option<Timestamp> {
+    let fraction = text.find('.').filter(|_| text.len() > 20);
+    let digits = fraction.map_or(0, |dot| {
+        text[dot + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count()
+    });
+    match fraction {
+        Some(dot) if digits > 9 => {
+            let trimmed = format!("{}{}", &text[..dot + 10], &text[dot + 1 + digits..]);
+            trimmed.parse().ok()
+        }
+        _ => text.parse().ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fresh_reads_every_fraction_the_schema_admits_truncating_below_a_nanosecond() {
+        let r = request();
+        // 30 characters, one minute old: the schema's date-time admits it.
+        let long = "2026-12-02T09:59:00.1234567890Z";
+        assert!(fresh().run(&r, &json!({"t": long})).is_ok());
+        assert_eq!(
+            parse_time(long),
+            "2026-12-02T09:59:00.123456789Z".parse().ok()
+        );
+        // Truncated, never rounded up: 0.9999999999 s past the skew is still past it.
+        let past = "2026-12-02T10:01:00.0000000001Z";
+        assert_eq!(parse_time(past), "2026-12-02T10:01:00Z".parse().ok());
+        assert!(fresh().run(&r, &json!({"t": "2026-12-02T10:01:00.0000001Z"})).is_err());
+        assert!(fresh()
+            .run(&r, &json!({"t": "2026-12-02T10:00:59.99999999999+00:00"}))
+            .is_ok());
+    }
 
     fn request() -> Request {
         Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap())

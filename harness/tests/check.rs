@@ -7,7 +7,7 @@ use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
 use airlock_harness::cases::Upstream;
 use airlock_harness::check::Check;
 use airlock_harness::exit::Exit;
-use airlock_harness::report::{FindingKind, Report};
+use airlock_harness::report::{FindingKind, Report, Severity};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -82,6 +82,11 @@ enum Flaw {
     SkipsRequestIdCheck,
     TrustsUpstreamRetryable,
     EchoesUpstreamInFirstDuplicate,
+    RejectsUnusualEncodings,
+    CountsMaxLengthInBytes,
+    BindsCaseInsensitively,
+    TruncatesFreshnessToSeconds,
+    AcceptsLoneLowSurrogates,
 }
 
 impl Adapter for Broken {
@@ -167,6 +172,104 @@ impl Adapter for Broken {
                 }
                 self.guards
                     .answer(request, &Upstream::Body(value.to_string().into_bytes()))
+            }
+            Flaw::RejectsUnusualEncodings => {
+                // Over-strict: a CRLF or any \u escape is taken for a broken body.
+                let unusual = bytes.windows(2).any(|w| w == b"\r\n" || w == b"\\u");
+                if unusual {
+                    return Ok(guard.admit(request, b"not json").agent().to_json().into());
+                }
+                self.guards.answer(request, upstream)
+            }
+            Flaw::CountsMaxLengthInBytes => {
+                // Counts maxLength in UTF-8 bytes, not code points.
+                let schema = guard.contract().schema().document();
+                if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
+                    for (parent, name) in airlock_harness::cases::member_pointers(&value) {
+                        let at = format!("{parent}/{}", airlock_harness::cases::escape_token(&name));
+                        let Some(Value::String(text)) = value.pointer(&at) else {
+                            continue;
+                        };
+                        let max = airlock_harness::schema::schema_at(schema, &at)
+                            .iter()
+                            .find_map(|s| s.get("maxLength").and_then(Value::as_u64));
+                        if max.is_some_and(|max| text.len() as u64 > max) {
+                            return Ok(guard.admit(request, b"").agent().to_json().into());
+                        }
+                    }
+                }
+                self.guards.answer(request, upstream)
+            }
+            Flaw::BindsCaseInsensitively => {
+                // equals_param compared ignoring case: the request is bent to match.
+                let mut bent = request.clone();
+                if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
+                    for check in guard.contract().checks() {
+                        if let airlock_guard::CheckSpec::EqualsParam { field, param } = check {
+                            let got = field.resolve(&value).and_then(Value::as_str);
+                            let want = request.params.get(param).and_then(Value::as_str);
+                            if let (Some(got), Some(want)) = (got, want) {
+                                if got.eq_ignore_ascii_case(want) {
+                                    bent.params.insert(param.clone(), json!(got));
+                                }
+                            }
+                        }
+                    }
+                }
+                self.guards.answer(&bent, upstream)
+            }
+            Flaw::TruncatesFreshnessToSeconds => {
+                // Judges freshness on the time cut to whole seconds; hands on the original.
+                let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
+                    return self.guards.answer(request, upstream);
+                };
+                let mut originals = Vec::new();
+                for check in guard.contract().checks() {
+                    if let airlock_guard::CheckSpec::Fresh { field, .. } = check {
+                        if let Some(Value::String(time)) = value.pointer_mut(field.as_str()) {
+                            if let Some((whole, rest)) = time.split_once('.') {
+                                let offset = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                                let cut = format!("{whole}{offset}");
+                                originals.push((field.as_str().to_owned(), time.clone()));
+                                *time = cut;
+                            }
+                        }
+                    }
+                }
+                let admission = guard.admit(request, value.to_string().as_bytes());
+                let mut agent = admission.agent().to_json();
+                if admission.is_admitted() {
+                    for (at, time) in originals {
+                        if let Some(slot) = agent.pointer_mut(&at) {
+                            *slot = json!(time);
+                        }
+                    }
+                }
+                Ok(agent.into())
+            }
+            Flaw::AcceptsLoneLowSurrogates => {
+                // A lenient decoder: a low surrogate escape with no high one before it
+                // becomes U+FFFD instead of an error.
+                let mut fixed = Vec::with_capacity(bytes.len());
+                let mut i = 0;
+                while i < bytes.len() {
+                    let escape = bytes.get(i..i + 6).filter(|e| e.starts_with(b"\\u"));
+                    let low = escape.is_some_and(|e| {
+                        matches!(&e[2..4], b"dc" | b"dd" | b"de" | b"df" | b"DC" | b"DD" | b"DE" | b"DF")
+                    });
+                    let after_high = i >= 6
+                        && bytes[i - 6..i].starts_with(b"\\u")
+                        && matches!(bytes[i - 4].to_ascii_lowercase(), b'd')
+                        && matches!(bytes[i - 3].to_ascii_lowercase(), b'8'..=b'b');
+                    if low && !after_high {
+                        fixed.extend_from_slice(b"\\ufffd");
+                        i += 6;
+                    } else {
+                        fixed.push(bytes[i]);
+                        i += 1;
+                    }
+                }
+                self.guards.answer(request, &Upstream::Body(fixed))
             }
         }
     }
@@ -269,6 +372,76 @@ fn an_exec_answer_line_with_a_duplicate_or_extra_member_is_a_protocol_violation(
         .as_str()
         .unwrap();
     assert!(message.contains("duplicate field"), "{message}");
+}
+
+/// The classes of `kind` findings, and whether every one has `severity`.
+fn caught_in(report: &Report, kind: FindingKind, class: &str, severity: Severity) -> bool {
+    let found: Vec<_> = report
+        .findings()
+        .filter(|f| f.kind == kind && f.class == class)
+        .collect();
+    !found.is_empty() && found.iter().all(|f| f.severity == severity)
+}
+
+#[test]
+fn an_over_strict_adapter_rejecting_valid_re_encodings_is_caught_as_availability() {
+    let report = broken(Flaw::RejectsUnusualEncodings);
+    assert!(
+        caught_in(&report, FindingKind::Verdict, "reencoding", Severity::Availability),
+        "{:?}",
+        classes_with(&report, FindingKind::Verdict)
+    );
+    assert_eq!(report.exit(), Exit::Findings);
+    // Adopting gradually: `--fail-on error` does not fail on availability alone.
+    assert!(report.findings().all(|f| f.severity == Severity::Availability));
+    assert_eq!(report.exit_failing_on(Severity::Error), Exit::Success);
+}
+
+#[test]
+fn an_adapter_counting_max_length_in_bytes_is_caught_on_boundary_valid_strings() {
+    let report = broken(Flaw::CountsMaxLengthInBytes);
+    assert!(
+        caught_in(&report, FindingKind::Verdict, "boundary_valid", Severity::Availability),
+        "{:?}",
+        classes_with(&report, FindingKind::Verdict)
+    );
+}
+
+#[test]
+fn an_adapter_binding_case_insensitively_is_caught_on_a_re_cased_near_miss() {
+    let report = broken(Flaw::BindsCaseInsensitively);
+    let recased = report
+        .findings()
+        .find(|f| f.class == "binding_mismatch" && f.case.contains("near:recased"))
+        .expect("the re-cased near miss is caught");
+    assert_eq!((recased.kind, recased.severity), (FindingKind::Verdict, Severity::Error));
+}
+
+#[test]
+fn an_adapter_truncating_freshness_to_seconds_is_caught_a_hundred_nanoseconds_past_the_skew() {
+    let report = broken(Flaw::TruncatesFreshnessToSeconds);
+    let finding = report
+        .findings()
+        .find(|f| f.class == "freshness" && f.case.contains("field_future_by_100ns"))
+        .expect("the field 100 ns past the skew is caught");
+    // It admitted what the contract rejects.
+    assert_eq!((finding.kind, finding.severity), (FindingKind::Verdict, Severity::Error));
+}
+
+#[test]
+fn an_adapter_accepting_lone_low_surrogates_is_caught() {
+    let report = broken(Flaw::AcceptsLoneLowSurrogates);
+    let cases: Vec<_> = report
+        .findings()
+        .filter(|f| f.class == "bad_string_bytes" && f.kind == FindingKind::Verdict)
+        .map(|f| f.case.clone())
+        .collect();
+    assert!(
+        cases.iter().any(|c| c.contains("lone_low_surrogate")),
+        "{cases:?}"
+    );
+    // The high-surrogate variant alone would not have caught it.
+    assert!(!cases.iter().any(|c| c.ends_with("#lone_surrogate")), "{cases:?}");
 }
 
 #[test]

@@ -1,9 +1,12 @@
 //! The request's side: a response answering another request id, requests whose
-//! parameters disagree with the response, request times at the freshness edges.
+//! parameters disagree with the response (far off, and almost: re-cased, padded, a
+//! prefix or an extension of the parameter; the parameter missing or oddly shaped),
+//! request times at the freshness edges, to the nanosecond.
 
-use airlock_guard::CheckSpec;
+use airlock_guard::{CheckSpec, Request};
 use serde_json::{json, Value};
 
+use super::boundary::sub_second_edges;
 use super::Builder;
 use crate::cases::{Expectation, Upstream};
 use crate::corpus::Fixture;
@@ -54,6 +57,7 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                     Vec::new(),
                     Expectation::Reject,
                 );
+                near_misses(b, fixture, value, &location, param, false);
             }
             CheckSpec::InParam { param, .. } => {
                 let mut r = request.clone();
@@ -76,6 +80,7 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                     Vec::new(),
                     Expectation::Reject,
                 );
+                near_misses(b, fixture, value, &location, param, true);
             }
             CheckSpec::Fresh {
                 max_age, max_skew, ..
@@ -124,8 +129,114 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                         expect,
                     );
                 }
+                for (name, now, field, expect) in sub_second_edges(time, *max_age, *max_skew) {
+                    let Some(now) = now else { continue };
+                    let mut r = request.clone();
+                    r.now = now;
+                    let mut v = value.clone();
+                    if let (Some(text), Some(slot)) = (field, v.pointer_mut(&location)) {
+                        *slot = Value::String(text);
+                    }
+                    b.push(
+                        "freshness",
+                        Some(origin),
+                        &location,
+                        name,
+                        &r,
+                        body(&v),
+                        Vec::new(),
+                        expect,
+                    );
+                }
             }
             _ => {}
         }
+    }
+}
+
+/// binding_mismatch, almost: the response's value near the parameter (re-cased, padded,
+/// a prefix, an extension), and the request's parameter missing or oddly shaped. The
+/// reference decides each.
+fn near_misses(
+    b: &mut Builder<'_>,
+    fixture: &Fixture,
+    value: &Value,
+    location: &str,
+    param: &str,
+    listed: bool,
+) {
+    let origin = fixture.name.as_str();
+    let request = &fixture.request;
+    let Some(Value::String(s)) = value.pointer(location) else {
+        return;
+    };
+    let mut push = |suffix: String, request: &Request, body: Vec<u8>| {
+        b.push(
+            "binding_mismatch",
+            Some(origin),
+            location,
+            &suffix,
+            request,
+            Upstream::Body(body),
+            Vec::new(),
+            Expectation::Reference,
+        );
+    };
+    let flipped = if s.to_uppercase() == *s {
+        s.to_lowercase()
+    } else {
+        s.to_uppercase()
+    };
+    let mut chars = s.chars();
+    chars.next_back();
+    let prefix: String = chars.collect();
+    let nearly = [
+        ("recased", flipped),
+        ("leading_space", format!(" {s}")),
+        ("trailing_space", format!("{s} ")),
+        ("trailing_newline", format!("{s}\n")),
+        ("prefix", prefix),
+        ("extension", format!("{s}0")),
+    ];
+    for (kind, text) in nearly {
+        if text == *s {
+            continue;
+        }
+        let mut v = value.clone();
+        if let Some(slot) = v.pointer_mut(location) {
+            *slot = Value::String(text);
+        }
+        push(
+            format!("near:{kind}:{param}"),
+            request,
+            serde_json::to_vec(&v).unwrap_or_default(),
+        );
+    }
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let shapes: [(&str, Option<Value>); 6] = [
+        ("missing", None),
+        ("null", Some(Value::Null)),
+        ("number", Some(json!(12345))),
+        ("object", Some(json!({ "value": s }))),
+        (
+            if listed { "scalar" } else { "array" },
+            Some(if listed { json!(s) } else { json!([s]) }),
+        ),
+        (
+            if listed { "nested_array" } else { "empty_string" },
+            Some(if listed { json!([[s]]) } else { json!("") }),
+        ),
+    ];
+    for (kind, shape) in shapes {
+        let mut r = request.clone();
+        match shape {
+            Some(v) => {
+                r.params.insert(param.to_owned(), v);
+            }
+            None => {
+                r.params.shift_remove(param);
+            }
+        }
+        push(format!("param_{kind}:{param}"), &r, body.clone());
     }
 }

@@ -56,6 +56,9 @@ pub(super) fn bad_string_bytes(b: &mut Builder<'_>, fixture: &Fixture, value: &V
         let quoted = |bad: &[u8]| [b"\"", token.as_bytes(), bad, b"\""].concat();
         let raws = [
             ("lone_surrogate", quoted(b"\\ud800")),
+            ("lone_low_surrogate", quoted(b"\\udc00")),
+            ("reversed_surrogate_pair", quoted(b"\\ude00\\ud83d")),
+            ("high_surrogate_then_text", quoted(b"\\ud83dx")),
             ("invalid_utf8", quoted(b"\xff\xfe")),
             ("control_character", quoted(b"\n")),
         ];

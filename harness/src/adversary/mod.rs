@@ -5,7 +5,7 @@
 //! limits, request-id and binding mismatches); once per contract the upstream failure
 //! envelopes and the transport errors; then seeded random mutation chains.
 
-use airlock_guard::{Contract, Request, TransportError};
+use airlock_guard::{CheckSpec, Contract, Request, TransportError};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -13,11 +13,13 @@ use crate::cases::{canary, Case, Expectation, Upstream};
 use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
 
 mod binding;
+mod boundary;
 mod bytes;
 mod limits;
 mod members;
 mod neighbours;
 mod random;
+mod reencode;
 mod shapes;
 
 /// Kept here for the modules that found it here first.
@@ -30,21 +32,23 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("extra_property", "an extra member in every object: canary name and value, admin_override, approved, role; a success that also carries error, a failure that also carries data"),
     ("missing_member", "every member of every object removed, one at a time"),
     ("type_swap", "every member's value swapped for null, a boolean, \"true\", a number, a numeric string, a string, an array, an object; every object wrapped in an array"),
-    ("string_edge", "every string member empty, one and ten times past its maxLength (canary), with NUL appended, as injected instructions (canary), with a trailing newline"),
+    ("string_edge", "every string member empty, one and ten times past its maxLength (canary), with NUL appended, as injected instructions (canary), with a trailing newline; free strings one past maxLength and one below minLength in 1- to 4-byte characters"),
     ("enum_neighbour", "every enum value re-cased and space-prefixed, another member's enum value, \"unknown\"; const members swapped for another tool's name or constant"),
     ("pattern_neighbour", "every patterned string with its last character changed, a character appended, a character prefixed, a trailing newline"),
-    ("date_time_neighbour", "every date-time without offset, with a space for T, with lower-case t and z, in month 13, at leap second 23:59:60Z"),
-    ("number_edge", "raw number text at every member: 1e400, -0, 2^64, 1.0, 1e-400, 01"),
-    ("bad_string_bytes", "raw bytes in every string member (canary): a lone surrogate escape, invalid UTF-8, a raw control character"),
+    ("date_time_neighbour", "every date-time without offset, with a space for T, with lower-case t and z, in month 13, at leap second 23:59:60Z; offsets +24:00, -24:00, +23:60; a day past its month's end (11-31, 04-31, 02-29 of a common year); leap seconds elsewhere (12:00:60Z, 23:58:60Z, 23:59:60+01:00); hour 24; ten fraction digits"),
+    ("number_edge", "raw number text at every member: 1e400, -0, 2^64, 1.0, 1e-400, 01; at numeric members: each bound one step past, exclusive bounds themselves, half a multipleOf step, the integer as 4.0 / 4e0 / 4E+0, -0.0, 2^53+1, 1e2"),
+    ("bad_string_bytes", "raw bytes in every string member (canary): a lone high and a lone low surrogate escape, a reversed pair, a high surrogate before text, invalid UTF-8, a raw control character"),
     ("duplicate_member", "every member written twice, both orders, with a conflicting canary value, with the same value, and once with an escaped name"),
-    ("array_edge", "every array one past its maxItems and far past max_bytes (repeating its last item)"),
+    ("array_edge", "every array one past its maxItems and far past max_bytes (repeating its last item), one below minItems, a repeated item under uniqueItems"),
     ("oversize", "a valid body padded with whitespace one byte and far past max_bytes"),
-    ("exact_limit", "a valid body padded with whitespace to exactly max_bytes"),
+    ("exact_limit", "a valid body padded with whitespace to exactly max_bytes; the widest free string filled with 4-byte characters, then padded to exactly max_bytes"),
     ("deep_nesting", "nesting one past max_depth in place of a member, and as deep as max_bytes allows"),
     ("raw_bytes", "whole bodies broken: BOM, UTF-16LE, trailing garbage, two documents, truncated at structural boundaries, an HTML error page (canary), empty, a comment, single quotes, NaN"),
     ("request_id_mismatch", "a response answering another request id"),
-    ("binding_mismatch", "a request whose parameters disagree with the response, one per binding check"),
-    ("freshness", "a request time that makes each fresh field just stale and just future"),
+    ("binding_mismatch", "a request whose parameters disagree with the response, one per binding check; near misses: the response's value re-cased, padded, a prefix or an extension of the parameter; the parameter missing, null, a number, an object, the wrong container"),
+    ("freshness", "a request time that makes each fresh field just stale and just future, by a second, a millisecond, a microsecond and a nanosecond; the field 100 ns past the skew in 7 fraction digits"),
+    ("reencoding", "every admitted body written again with the same meaning: white space (CRLF, tabs) between every token, every string \\u-escaped (surrogate pairs), \\/, members permuted, numbers in exponent form, all at once; the reference admits each with the same agent value"),
+    ("boundary_valid", "values at the edges the schema allows: strings of exactly minLength/maxLength code points of 1-, 2-, 3- and 4-byte characters, white space only or around text; date-times with 0-9 fraction digits and offsets -23:59..+23:59; numbers at inclusive bounds, next to exclusive ones, on multipleOf steps; arrays of exactly minItems/maxItems; bound members with the request following (their one-past neighbours go to string_edge, date_time_neighbour, number_edge, array_edge)"),
     ("upstream_failure", "a well-formed failure envelope for every error code, claiming retryable and not"),
     ("transport_error", "every transport error"),
     ("random_mutation", "seeded chains of byte and member mutations, half of them on top of another class's variant"),
@@ -202,4 +206,42 @@ fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
     bytes::number_edges(b, fixture, value);
     bytes::bad_string_bytes(b, fixture, value);
     bytes::raw_bytes(b, fixture, value);
+    reencode::reencodings(b, fixture, value);
+    boundary::boundaries(b, fixture, value);
+}
+
+/// `request` with every parameter bound to the member at `location` following its
+/// change from `original` to `new` (an `equals_param` parameter set to it, an `in_param`
+/// list holding it in place of `original`), so that the schema stage decides; `None`
+/// when no check binds that member.
+fn bind_along(
+    contract: &Contract,
+    request: &Request,
+    location: &str,
+    original: &Value,
+    new: &Value,
+) -> Option<Request> {
+    let mut bound = request.clone();
+    let mut any = false;
+    for check in contract.checks() {
+        if check.field().as_str() != location {
+            continue;
+        }
+        match check {
+            CheckSpec::EqualsParam { param, .. } => {
+                bound.params.insert(param.clone(), new.clone());
+                any = true;
+            }
+            CheckSpec::InParam { param, .. } => {
+                if let Some(Value::Array(items)) = bound.params.get_mut(param) {
+                    for item in items.iter_mut().filter(|i| *i == original) {
+                        *item = new.clone();
+                    }
+                    any = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    any.then_some(bound)
 }
