@@ -151,7 +151,11 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             Progress::Case => bar.inc(1),
         });
         bar.finish_and_clear();
-        report?
+        // The run's only error: a reproducer that could not be written (exit 3).
+        report.map_err(|e| super::WriteError {
+            what: e.path.display().to_string(),
+            source: std::io::Error::other(e.message),
+        })?
     };
     emit(&report, args.format, args.output.as_ref())?;
     Ok(report.exit())
