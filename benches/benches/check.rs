@@ -26,6 +26,7 @@ fn check(c: &mut Criterion) {
         seed: 0,
         random_cases: 500,
         reproducers: None,
+        max_duration: None,
     };
     let cases: Vec<_> = subjects
         .iter()
@@ -75,7 +76,7 @@ fn check(c: &mut Criterion) {
     group.bench_function("check_in_process", |b| {
         let mut adapter = GuardAdapter::new(subjects.iter().map(|s| s.guard.clone()));
         b.iter(|| {
-            let report = run(&subjects, &options, &mut adapter, &mut |_| {});
+            let report = run(&subjects, &options, &mut adapter, &mut |_| {}).unwrap();
             assert_eq!(report.cases(), total);
             black_box(report)
         });
@@ -86,7 +87,7 @@ fn check(c: &mut Criterion) {
         group.bench_function("check_exec_protocol_airlock_guard", |b| {
             b.iter(|| {
                 let mut adapter = ExecAdapter::new(&command, Duration::from_secs(5));
-                let report = run(&subjects, &options, &mut adapter, &mut |_| {});
+                let report = run(&subjects, &options, &mut adapter, &mut |_| {}).unwrap();
                 assert_eq!(report.findings().count(), 0);
                 black_box(report)
             });

@@ -306,7 +306,9 @@ mod tests {
         // Truncated, never rounded up: 0.9999999999 s past the skew is still past it.
         let past = "2026-12-02T10:01:00.0000000001Z";
         assert_eq!(parse_time(past), "2026-12-02T10:01:00Z".parse().ok());
-        assert!(fresh().run(&r, &json!({"t": "2026-12-02T10:01:00.0000001Z"})).is_err());
+        assert!(fresh()
+            .run(&r, &json!({"t": "2026-12-02T10:01:00.0000001Z"}))
+            .is_err());
         assert!(fresh()
             .run(&r, &json!({"t": "2026-12-02T10:00:59.99999999999+00:00"}))
             .is_ok());

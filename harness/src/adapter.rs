@@ -1,7 +1,10 @@
 //! Adapters under test. In process: anything implementing [`Adapter`] (the guard itself,
 //! or an adapter crate's own code). Out of process: [`ExecAdapter`] speaks the exec
 //! protocol to `sh -c CMD` in its own process group, with a per-case timeout, bounded
-//! reads, and a restart after every crash, hang or protocol violation.
+//! reads, and a restart after every crash, hang or protocol violation. Every running
+//! adapter's group is registered so that a signal handler can kill them all
+//! ([`kill_all_adapters`]); on Linux, [`adopt_orphans`] also catches descendants that
+//! left the group (`setsid`) once they are re-parented to this process.
 
 use airlock_guard::{Guard, Request};
 use base64::Engine as _;
@@ -11,8 +14,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::ops::ControlFlow;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Mutex;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use crate::answer::Answer;
 use crate::cases::Upstream;
@@ -147,10 +151,136 @@ struct Running {
     stderr_tail: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
+/// The adapters' processes: the pid (= process group id) of every running `sh -c CMD`,
+/// and whether the process is stopping (then no adapter starts any more).
+struct Live {
+    groups: Vec<u32>,
+    stopping: bool,
+}
+
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    groups: Vec::new(),
+    stopping: false,
+});
+
+/// Whether [`adopt_orphans`] made this process a child subreaper.
+static ADOPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn live() -> std::sync::MutexGuard<'static, Live> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kill the process group of every running [`ExecAdapter`] (and, after
+/// [`adopt_orphans`], every descendant re-parented to this process), and start no
+/// adapter any more: for a SIGINT/SIGTERM handler that then exits.
+pub fn kill_all_adapters() {
+    let mut live = live();
+    live.stopping = true;
+    let groups = std::mem::take(&mut live.groups);
+    for &pid in &groups {
+        kill_group(pid);
+    }
+    reap_adopted(&[], &groups);
+}
+
+/// On Linux, make this process a child subreaper (`PR_SET_CHILD_SUBREAPER`): an
+/// adapter's descendant that leaves the process group (`setsid`) and loses its parent is
+/// re-parented here instead of to init, and is killed and reaped whenever an adapter is
+/// killed or finishes. For a program whose only children are adapters (the `airlock`
+/// binary): every other child of this process is treated as an adapter's orphan.
+/// Elsewhere, and for a descendant that is still the child of a living process outside
+/// the adapter's group, only the group kill applies.
+///
+/// # Errors
+///
+/// When the kernel refuses.
+pub fn adopt_orphans() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
+        ADOPTING.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// After [`adopt_orphans`]: kill (with their groups) and reap every child of this
+/// process that is not a running adapter's shell (`running`), until none is left and the
+/// `killed` groups are empty: a dying process hands its orphans over, so this repeats,
+/// for at most about two seconds.
+fn reap_adopted(running: &[u32], killed: &[u32]) {
+    if !ADOPTING.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{kill_process, kill_process_group, waitpid, Pid, Signal};
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let pid = |raw: u32| i32::try_from(raw).ok().and_then(Pid::from_raw);
+        for _ in 0..200 {
+            let orphans: Vec<i32> = children_of(me)
+                .into_iter()
+                .filter(|child| !running.iter().any(|r| i64::from(*r) == i64::from(*child)))
+                .collect();
+            for child in &orphans {
+                let Some(child) = Pid::from_raw(*child) else {
+                    continue;
+                };
+                let _ = kill_process_group(child, Signal::KILL);
+                let _ = kill_process(child, Signal::KILL);
+                let _ = waitpid(Some(child), rustix::process::WaitOptions::empty());
+            }
+            let groups_alive = killed
+                .iter()
+                .filter_map(|&g| pid(g))
+                .any(|g| rustix::process::test_kill_process_group(g).is_ok());
+            if orphans.is_empty() && !groups_alive {
+                return;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (running, killed);
+}
+
+/// The pids whose parent is `parent`, from `/proc/*/stat`.
+#[cfg(target_os = "linux")]
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(1)?.parse::<i32>().ok()
+                });
+            ppid == Some(parent)
+        })
+        .collect()
+}
+
 /// An adapter in any language, over the exec protocol.
 pub struct ExecAdapter {
     command: String,
     timeout: Duration,
+    deadline: Option<Instant>,
     running: Option<Running>,
     next_case: u64,
     restarts: u32,
@@ -173,10 +303,28 @@ impl ExecAdapter {
         Self {
             command: command.into(),
             timeout,
+            deadline: None,
             running: None,
             next_case: 0,
             restarts: 0,
         }
+    }
+
+    /// Wait for no answer past `at` (default: no bound), the end of the whole run: a
+    /// wait cut short reads as a timeout, which the run does not count once it is past
+    /// its bound.
+    #[must_use]
+    pub fn deadline(mut self, at: Instant) -> Self {
+        self.deadline = Some(at);
+        self
+    }
+
+    /// The per-case timeout, cut at the deadline.
+    fn wait(&self) -> Duration {
+        self.deadline.map_or(self.timeout, |at| {
+            self.timeout
+                .min(at.saturating_duration_since(Instant::now()))
+        })
     }
 
     /// How often the adapter was restarted after a failure.
@@ -198,9 +346,17 @@ impl ExecAdapter {
                 use std::os::unix::process::CommandExt;
                 command.process_group(0);
             }
+            // Spawned and registered under the lock: a signal handler's kill either sees
+            // this group or stops it from starting.
+            let mut live = live();
+            if live.stopping {
+                return Err(AdapterFailure::Crash("airlock is stopping".into()));
+            }
             let mut child = command.spawn().map_err(|e| {
                 AdapterFailure::Crash(format!("could not start `sh -c {}`: {e}", self.command))
             })?;
+            live.groups.push(child.id());
+            drop(live);
             let stdin = child
                 .stdin
                 .take()
@@ -237,16 +393,14 @@ impl ExecAdapter {
         let Some(mut running) = self.running.take() else {
             return String::new();
         };
-        #[cfg(unix)]
-        if let Some(pid) = rustix::process::Pid::from_raw(running.child.id() as i32) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        kill_group(running.child.id());
         let _ = running.child.kill();
         let status = running
             .child
             .wait()
             .map(|s| s.to_string())
             .unwrap_or_default();
+        forget(running.child.id());
         self.restarts += 1;
         let tail = running
             .stderr_tail
@@ -290,7 +444,7 @@ impl ExecAdapter {
 
     /// Wait for the answer to `case_id`: the exact bytes of its `agent` member.
     fn receive(&mut self, case_id: &str) -> Result<Answer, AdapterFailure> {
-        let timeout = self.timeout;
+        let timeout = self.wait();
         let running = self.start()?;
         let answer = match running.lines.recv_timeout(timeout) {
             Ok(Line::Text(answer)) => answer,
@@ -378,7 +532,7 @@ impl Adapter for ExecAdapter {
         };
         let mut failures = Vec::new();
         running.writer.take();
-        match running.lines.recv_timeout(self.timeout) {
+        match running.lines.recv_timeout(self.wait()) {
             Ok(Line::Text(extra)) => failures.push(AdapterFailure::Protocol(format!(
                 "output after the last case: {}",
                 preview(&extra)
@@ -387,11 +541,9 @@ impl Adapter for ExecAdapter {
             Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {}
             Err(RecvTimeoutError::Timeout) => failures.push(AdapterFailure::Timeout),
         }
-        #[cfg(unix)]
-        if let Some(pid) = rustix::process::Pid::from_raw(running.child.id() as i32) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        kill_group(running.child.id());
         let _ = running.child.wait();
+        forget(running.child.id());
         failures
     }
 }
@@ -432,6 +584,14 @@ fn read_answer_line(line: &[u8], case_id: &str) -> Result<Vec<u8>, AdapterFailur
         )));
     }
     Ok(parsed.agent.get().as_bytes().to_vec())
+}
+
+/// An adapter's shell was reaped: its group is no longer live; its orphans, if any were
+/// adopted, are killed and reaped.
+fn forget(pid: u32) {
+    let mut live = live();
+    live.groups.retain(|&p| p != pid);
+    reap_adopted(&live.groups, &[pid]);
 }
 
 fn preview(bytes: &[u8]) -> String {

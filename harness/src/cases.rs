@@ -104,6 +104,30 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// `name` (a contract's tool, a case id, anything a contract, corpus or adapter chose) as
+/// one file-name component that stays inside the folder it is joined to: characters
+/// outside `[A-Za-z0-9_.-]` become `_`, at most 100 are kept, and a name that had to be
+/// changed (or is empty, `.` or `..`) gets a digest of the original, so two names never
+/// share a file.
+pub fn file_component(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if safe == name && !matches!(name, "" | "." | "..") {
+        safe
+    } else {
+        format!("{safe}_{:08x}", fnv1a(name.as_bytes()) as u32)
+    }
+}
+
 /// A canary token for `(seed, case id, n)`: `zq` and 14 lower-case base-32 characters,
 /// unlikely to occur anywhere by chance, even as an 8-character window.
 pub fn canary(seed: u64, id: &str, n: u32) -> String {
@@ -263,6 +287,36 @@ pub fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_component_keeps_every_name_inside_the_folder_it_is_joined_to() {
+        use std::path::{Component, Path};
+        let base = Path::new("/reproducers");
+        let hostile = [
+            "",
+            ".",
+            "..",
+            "../../etc/passwd",
+            "a/b",
+            "/abs",
+            "x\\y",
+            "c:evil",
+            "nul\0x",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for name in hostile.iter().chain(&["review_status", "job.run-1"]) {
+            let component = file_component(name);
+            let joined = base.join(&component);
+            assert_eq!(joined.parent(), Some(base), "{name:?} -> {component:?}");
+            assert!(
+                matches!(joined.components().next_back(), Some(Component::Normal(_))),
+                "{name:?} -> {component:?}"
+            );
+            assert!(seen.insert(component), "{name:?} shares a file name");
+        }
+        assert_eq!(file_component("review_status"), "review_status");
+        assert_eq!(file_component("job.run-1"), "job.run-1");
+    }
     use serde_json::json;
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, AdapterFailure};
 use crate::adversary;
@@ -22,8 +22,18 @@ use crate::shape::closed_shape;
 /// The default number of random cases per contract.
 pub const DEFAULT_RANDOM_CASES: usize = 500;
 
-/// Consecutive crashes or timeouts after which an adapter is given up on for a contract.
+/// The most random cases per contract: cases are generated before they run, so memory
+/// grows with the count (about 1.5 KB a case); a larger count is cut to this one (the
+/// command line refuses it).
+pub const MAX_RANDOM_CASES: usize = 100_000;
+
+/// Consecutive crashes, timeouts, floods or protocol violations after which an adapter
+/// is given up on for a contract.
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+
+/// Reproducers written per contract, variant class and kind of (first) finding; the
+/// others are counted in [`ContractReport::reproducers_not_written`].
+pub const MAX_REPRODUCERS_PER_CLASS: usize = 5;
 
 /// A contract or corpus that cannot be checked.
 #[derive(Debug)]
@@ -109,15 +119,19 @@ pub struct CheckOptions {
     pub random_cases: usize,
     /// Where reproducers are written (`<dir>/<tool>/…`); `None` writes none.
     pub reproducers: Option<PathBuf>,
+    /// A bound on the whole run: cases not started by then are reported as not run, with
+    /// a `timeout` finding. `None`: no bound.
+    pub max_duration: Option<Duration>,
 }
 
 impl Default for CheckOptions {
-    /// Seed 0, [`DEFAULT_RANDOM_CASES`], no reproducers.
+    /// Seed 0, [`DEFAULT_RANDOM_CASES`], no reproducers, no overall bound.
     fn default() -> Self {
         Self {
             seed: 0,
             random_cases: DEFAULT_RANDOM_CASES,
             reproducers: None,
+            max_duration: None,
         }
     }
 }
@@ -185,10 +199,19 @@ impl Check {
         self
     }
 
-    /// Random cases per contract (default [`DEFAULT_RANDOM_CASES`]).
+    /// Random cases per contract (default [`DEFAULT_RANDOM_CASES`], at most
+    /// [`MAX_RANDOM_CASES`]: more is cut to it).
     #[must_use]
     pub fn random_cases(mut self, n: usize) -> Self {
-        self.options.random_cases = n;
+        self.options.random_cases = n.min(MAX_RANDOM_CASES);
+        self
+    }
+
+    /// Stop starting cases after `bound` (default: no bound); what is left is reported
+    /// as not run, with a `timeout` finding.
+    #[must_use]
+    pub fn max_duration(mut self, bound: Duration) -> Self {
+        self.options.max_duration = Some(bound);
         self
     }
 
@@ -203,38 +226,55 @@ impl Check {
     ///
     /// # Errors
     ///
-    /// When a contract or its corpus cannot be loaded.
+    /// When a contract or its corpus cannot be loaded, or a reproducer cannot be written.
     pub fn run(&self, adapter: &mut dyn Adapter) -> Result<Report, CheckError> {
         let subjects = self
             .dirs
             .iter()
             .map(|d| Subject::load(d))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(run(&subjects, &self.options, adapter, &mut |_| {}))
+        run(&subjects, &self.options, adapter, &mut |_| {})
     }
 }
 
 /// Run every case of every subject through `adapter`.
+///
+/// # Errors
+///
+/// When a reproducer cannot be written (the error names the file).
 pub fn run(
     subjects: &[Subject],
     options: &CheckOptions,
     adapter: &mut dyn Adapter,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Report {
+) -> Result<Report, CheckError> {
     let start = Instant::now();
-    let mut contracts = Vec::new();
+    let deadline = options.max_duration.map(|bound| start + bound);
+    let mut contracts: Vec<ContractReport> = Vec::new();
     for subject in subjects {
         let cases = adversary::generate(
             subject.guard.contract(),
             &subject.corpus,
             options.seed,
-            options.random_cases,
+            options.random_cases.min(MAX_RANDOM_CASES),
         );
         progress(Progress::Contract(
             subject.guard.contract().tool(),
             cases.len(),
         ));
-        contracts.push(run_cases(subject, &cases, options, adapter, progress));
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let tool = subject.guard.contract().tool();
+            let mut report = ContractReport::new(tool, subject.guard.contract().dir());
+            report.not_run = cases.len();
+            report
+                .findings
+                .push(out_of_time_finding(tool, options, cases.len()));
+            contracts.push(report);
+            continue;
+        }
+        contracts.push(run_cases(
+            subject, &cases, options, deadline, adapter, progress,
+        )?);
     }
     let mut closing = adapter.finish();
     if let (Some(last), false) = (contracts.last_mut(), closing.is_empty()) {
@@ -255,10 +295,30 @@ pub fn run(
             });
         }
     }
-    Report {
+    Ok(Report {
         seed: options.seed,
         contracts,
         elapsed: start.elapsed(),
+    })
+}
+
+/// The finding of a contract whose remaining cases were cut by `--max-duration`.
+fn out_of_time_finding(tool: &str, options: &CheckOptions, not_run: usize) -> Finding {
+    let bound = options.max_duration.unwrap_or_default().as_secs_f64();
+    Finding {
+        tool: tool.to_owned(),
+        case: "adapter/max-duration".into(),
+        class: "adapter".into(),
+        location: String::new(),
+        kind: FindingKind::Timeout,
+        severity: Severity::Error,
+        message: format!(
+            "the run reached its overall bound (--max-duration {bound}s): the remaining {not_run} cases of {tool} were not run"
+        ),
+        expected: None,
+        actual: None,
+        file: None,
+        reproducer: None,
     }
 }
 
@@ -273,15 +333,17 @@ pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Repo
         seed: reproducer.seed,
         random_cases: 0,
         reproducers: None,
+        max_duration: None,
     };
     let start = Instant::now();
     let report = run_cases(
         &subject,
         std::slice::from_ref(&reproducer.case),
         &options,
+        None,
         adapter,
         &mut |_| {},
-    );
+    )?;
     Ok(Report {
         seed: reproducer.seed,
         contracts: vec![report],
@@ -296,15 +358,18 @@ fn run_cases(
     subject: &Subject,
     cases: &[Case],
     options: &CheckOptions,
+    deadline: Option<Instant>,
     adapter: &mut dyn Adapter,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> ContractReport {
+) -> Result<ContractReport, CheckError> {
     let guard = &subject.guard;
     let tool = guard.contract().tool().to_owned();
     let mut report = ContractReport::new(&tool, guard.contract().dir());
     let mut consecutive = 0;
     let mut done = 0;
     let mut shrunk = 0;
+    let mut reproducers_per_class: BTreeMap<(String, Option<FindingKind>), usize> = BTreeMap::new();
+    let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
     'batches: for batch in cases.chunks(BATCH) {
         // The reference first: construction errors never reach the adapter.
         let mut runnable = Vec::with_capacity(batch.len());
@@ -359,16 +424,21 @@ fn run_cases(
             .map(|(c, r, _)| (&**r, &c.upstream))
             .collect();
         let mut given_up = false;
+        let mut out_of_time = past_deadline();
         let mut pending: Vec<(usize, usize, Option<FindingKind>)> = Vec::new();
         adapter.answers(&inputs, &mut |index, actual| {
+            if past_deadline() {
+                // This answer may be the adapter's wait cut short by the bound: the case
+                // counts as not run, never as the adapter's timeout.
+                out_of_time = true;
+                return ControlFlow::Break(());
+            }
             let (case, _, reference) = &runnable[index];
             progress(Progress::Case);
             done += 1;
             let findings = judge(case, reference, &actual);
-            if matches!(
-                actual,
-                Err(AdapterFailure::Crash(_) | AdapterFailure::Timeout | AdapterFailure::Flood)
-            ) {
+            // A protocol violation restarts the adapter as a crash does: it counts.
+            if actual.is_err() {
                 consecutive += 1;
             } else {
                 consecutive = 0;
@@ -411,18 +481,38 @@ fn run_cases(
         });
         for (index, first_finding, kind) in pending {
             let (case, request, reference) = &runnable[index];
+            // Past the cap (per class and kind) a finding gets no reproducer, and no
+            // shrinking either.
+            let write = options.reproducers.as_deref().filter(|_| {
+                let count = reproducers_per_class
+                    .entry((case.class.clone(), kind))
+                    .or_default();
+                *count += 1;
+                *count <= MAX_REPRODUCERS_PER_CLASS
+            });
+            if options.reproducers.is_some() && write.is_none() {
+                report.reproducers_not_written += 1;
+            }
             let mut minimal = None;
-            if let (Some(kind), true) = (kind, shrunk < MAX_SHRINKS) {
+            let shrinks = options.reproducers.is_none() || write.is_some();
+            if let (Some(kind), true) = (kind, shrinks && shrunk < MAX_SHRINKS && !past_deadline())
+            {
                 if SHRINKABLE.contains(&kind) {
                     shrunk += 1;
-                    minimal = shrink(guard, case, request, reference, kind, adapter);
+                    minimal = shrink(guard, case, request, reference, kind, deadline, adapter);
                 }
             }
             let written = minimal.as_ref().unwrap_or(case);
-            let reproducer = options
-                .reproducers
-                .as_deref()
-                .and_then(|dir| write_reproducer(dir, subject, options.seed, written, request));
+            let reproducer = match write {
+                Some(dir) => Some(write_reproducer(
+                    dir,
+                    subject,
+                    options.seed,
+                    written,
+                    request,
+                )?),
+                None => None,
+            };
             for finding in &mut report.findings[first_finding..] {
                 if finding.case != case.id {
                     break;
@@ -439,6 +529,13 @@ fn run_cases(
                 }
             }
         }
+        if out_of_time {
+            report.not_run = cases.len() - done;
+            report
+                .findings
+                .push(out_of_time_finding(&tool, options, report.not_run));
+            break 'batches;
+        }
         if given_up {
             report.not_run = cases.len() - done;
             report.findings.push(Finding {
@@ -449,7 +546,7 @@ fn run_cases(
                 kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
                 severity: Severity::Error,
                 message: format!(
-                    "{consecutive} consecutive crashes or timeouts: the remaining {} cases of {tool} were not run",
+                    "{consecutive} consecutive crashes, timeouts, floods or protocol violations: the remaining {} cases of {tool} were not run",
                     report.not_run
                 ),
                 expected: None,
@@ -460,7 +557,7 @@ fn run_cases(
             break 'batches;
         }
     }
-    report
+    Ok(report)
 }
 
 /// Findings worth shrinking: those about the value, not about a process that died.
@@ -488,6 +585,7 @@ fn shrink(
     request: &Request,
     reference: &AgentValue,
     kind: FindingKind,
+    deadline: Option<Instant>,
     adapter: &mut dyn Adapter,
 ) -> Option<Case> {
     let Upstream::Body(original) = &case.upstream else {
@@ -501,10 +599,11 @@ fn shrink(
     let mut best = original.clone();
     let mut budget = SHRINK_BUDGET;
     let mut chunk = best.len() / 2;
-    while chunk > 0 && budget > 0 {
+    let in_time = || deadline.is_none_or(|d| Instant::now() < d);
+    while chunk > 0 && budget > 0 && in_time() {
         let mut start = 0;
         let mut progressed = false;
-        while start < best.len() && budget > 0 {
+        while start < best.len() && budget > 0 && in_time() {
             let end = (start + chunk).min(best.len());
             let mut candidate = best.clone();
             candidate.drain(start..end);
@@ -795,16 +894,23 @@ fn short(value: &Value) -> String {
     }
 }
 
+/// Write a reproducer (`<dir>/<tool>/<case>.case.json`, the body and the request
+/// beside it); its path. The tool and the case id are made one safe file-name component
+/// each, so nothing is written outside `dir`.
 fn write_reproducer(
     dir: &Path,
     subject: &Subject,
     seed: u64,
     case: &Case,
     request: &airlock_guard::Request,
-) -> Option<PathBuf> {
+) -> Result<PathBuf, CheckError> {
     let contract = subject.guard.contract();
-    let folder = dir.join(contract.tool());
-    std::fs::create_dir_all(&folder).ok()?;
+    let folder = reproducer_folder(dir, contract.tool());
+    let failed = |path: &Path, e: &dyn fmt::Display| CheckError {
+        path: path.to_path_buf(),
+        message: format!("cannot write the reproducer: {e}"),
+    };
+    std::fs::create_dir_all(&folder).map_err(|e| failed(&folder, &e))?;
     let name = file_stem(&case.id);
     let mut case = case.clone();
     case.request = request.clone();
@@ -813,17 +919,29 @@ fn write_reproducer(
         seed,
         case: case.clone(),
     };
-    let path = folder.join(format!("{name}.case.json"));
-    std::fs::write(&path, serde_json::to_vec_pretty(&reproducer).ok()?).ok()?;
+    let write = |path: PathBuf, bytes: Result<Vec<u8>, serde_json::Error>| {
+        let bytes = bytes.map_err(|e| failed(&path, &e))?;
+        std::fs::write(&path, bytes).map_err(|e| failed(&path, &e))?;
+        Ok::<_, CheckError>(path)
+    };
+    let path = write(
+        folder.join(format!("{name}.case.json")),
+        serde_json::to_vec_pretty(&reproducer),
+    )?;
     if let Upstream::Body(bytes) = &case.upstream {
-        std::fs::write(folder.join(format!("{name}.json")), bytes).ok()?;
+        write(folder.join(format!("{name}.json")), Ok(bytes.clone()))?;
     }
-    std::fs::write(
+    write(
         folder.join(format!("{name}.request.json")),
-        serde_json::to_vec_pretty(request).ok()?,
-    )
-    .ok()?;
-    Some(path)
+        serde_json::to_vec_pretty(request),
+    )?;
+    Ok(path)
+}
+
+/// The folder of a tool's reproducers: always a direct child of `dir`, whatever the
+/// tool's name holds.
+fn reproducer_folder(dir: &Path, tool: &str) -> PathBuf {
+    dir.join(crate::cases::file_component(tool))
 }
 
 /// A file-name-safe, unique stem for a case id.
@@ -849,4 +967,28 @@ pub fn kinds(findings: &[Finding]) -> BTreeMap<FindingKind, usize> {
         *out.entry(f.kind).or_insert(0) += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reproducers_of_a_hostile_tool_name_stay_inside_the_reproducer_folder() {
+        let dir = Path::new("/tmp/reproducers");
+        for tool in ["../../outside", "..", "/etc", "a/../../b"] {
+            assert_eq!(reproducer_folder(dir, tool).parent(), Some(dir), "{tool:?}");
+        }
+        assert_eq!(
+            reproducer_folder(dir, "review_status"),
+            dir.join("review_status")
+        );
+        for id in ["../../x", "fixture/a@accepted", ".."] {
+            let stem = file_stem(id);
+            assert!(
+                !stem.contains('/') && !stem.starts_with('.'),
+                "{id:?} -> {stem}"
+            );
+        }
+    }
 }

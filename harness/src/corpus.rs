@@ -94,12 +94,17 @@ fn error(path: &Path, message: impl fmt::Display) -> CorpusError {
     }
 }
 
+/// The names a corpus folder may hold (hidden files aside).
+pub const CORPUS_ENTRIES: [&str; 4] = ["request.json", "accepted", "near_miss", "historical"];
+
 /// The corpus folder of the contract in `contract_dir`: `<root>/corpora/<tool>` for a
-/// contract in `<root>/schemas/<tool>`.
+/// contract in `<root>/schemas/<tool>`; `None` when the tool's name is not one plain
+/// file-name component (it would point outside `corpora/`).
 pub fn corpus_dir(contract: &Contract) -> Option<PathBuf> {
     let dir = contract.dir()?;
     let root = dir.parent()?.parent()?;
-    Some(root.join("corpora").join(contract.tool()))
+    let tool = contract.tool();
+    (crate::cases::file_component(tool) == tool).then(|| root.join("corpora").join(tool))
 }
 
 /// A fixture's name: its file name without `.json`.
@@ -126,11 +131,26 @@ impl Corpus {
     ///
     /// # Errors
     ///
-    /// A missing `request.json`, an unreadable fixture, a bad override, or an
-    /// `expect.toml` that does not list exactly the files beside it.
+    /// A missing `request.json`, an entry of the folder that is none of
+    /// [`CORPUS_ENTRIES`] (a misnamed `acceptd/` would otherwise be skipped silently), an
+    /// unreadable fixture, a bad override, or an `expect.toml` that does not list exactly
+    /// the files beside it.
     pub fn load(dir: &Path) -> Result<Self, CorpusError> {
         if !dir.is_dir() {
             return Err(error(dir, "corpus folder not found"));
+        }
+        for entry in sorted_entries(dir)? {
+            let name = entry.file_name().unwrap_or_default().to_string_lossy();
+            // Hidden files (`.gitkeep`, `.DS_Store`) are nobody's fixtures.
+            if !name.starts_with('.') && !CORPUS_ENTRIES.contains(&name.as_ref()) {
+                return Err(error(
+                    &entry,
+                    format!(
+                        "unknown entry {name:?} in the corpus folder: expected only {} (rename or remove it)",
+                        CORPUS_ENTRIES.join(", ")
+                    ),
+                ));
+            }
         }
         let request = read_request(&dir.join("request.json"))?;
         let mut fixtures = Vec::new();

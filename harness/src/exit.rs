@@ -10,8 +10,14 @@ pub enum Exit {
     Findings = 1,
     /// 2: bad usage, a broken contract or fixture, a missing file.
     Usage = 2,
-    /// 3: Airlock itself failed.
+    /// 3: Airlock itself failed, or could not write its output (a full disk,
+    /// `/dev/full`; `guard`: stdout closed). A closed stdout of any other command (`|
+    /// head`) is not a failure: the output stops, the exit code is the work's.
     Internal = 3,
+    /// 130 (128 + SIGINT): `check` was interrupted; its adapters were killed first.
+    Interrupted = 130,
+    /// 143 (128 + SIGTERM): `check` was terminated; its adapters were killed first.
+    Terminated = 143,
 }
 
 impl From<Exit> for std::process::ExitCode {

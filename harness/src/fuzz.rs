@@ -881,6 +881,14 @@ impl<'de> serde::de::Visitor<'de> for FirstWinsVisitor {
     }
 }
 
+/// Where `airlock fuzz` writes the body a `mutate` finding's chain stands for:
+/// `DIR/body-<sha256 prefix>.<tool>.json`, the tool made one safe file-name component.
+pub fn body_path(dir: &Path, tool: &str, body: &[u8]) -> PathBuf {
+    let digest = sha256_hex(body);
+    let tool = crate::cases::file_component(tool);
+    dir.join(format!("body-{}.{tool}.json", &digest[..16]))
+}
+
 /// Where `airlock fuzz` writes a finding's input: `DIR/<target>-<sha256 prefix>`.
 pub fn artifact_path(dir: &Path, finding: &Finding) -> PathBuf {
     let digest = sha256_hex(&finding.input);
@@ -947,6 +955,14 @@ mod tests {
                 &crate::answer::Answer::Bytes(bytes),
             );
             assert!(findings.is_empty(), "{findings:?}");
+        }
+    }
+
+    #[test]
+    fn the_body_artifact_of_a_hostile_tool_name_stays_inside_the_artifacts_folder() {
+        let dir = Path::new("/tmp/artifacts");
+        for tool in ["../../outside", "..", "/etc/x", "a/../../b"] {
+            assert_eq!(body_path(dir, tool, b"{}").parent(), Some(dir), "{tool:?}");
         }
     }
 }

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 /// Airlock: contracts between untrusted tool output and AI agents.
 ///
 /// Exit codes: 0 success; 1 rejected / invalid / findings; 2 usage, contract or fixture
-/// error; 3 internal error.
+/// error; 3 internal error or output that could not be written; 130 / 143 `check`
+/// stopped by SIGINT / SIGTERM. A closed stdout (`| head`) only ends the output.
 #[derive(Debug, Parser)]
 #[command(name = "airlock", version, about, long_about = None)]
 struct Cli {
@@ -60,7 +61,11 @@ fn main() -> ExitCode {
                 "airlock: error: {}",
                 airlock_harness::report::printable(&message)
             );
-            Exit::Usage.into()
+            if error.chain().any(|e| e.is::<cli::WriteError>()) {
+                Exit::Internal.into()
+            } else {
+                Exit::Usage.into()
+            }
         }
         Err(_) => {
             eprintln!("airlock: internal error (a bug in airlock; please report it with the command line)");

@@ -140,6 +140,9 @@ pub struct ContractReport {
     pub findings: Vec<Finding>,
     /// Fixtures or constructed cases that disagree with their own contract.
     pub contract_errors: Vec<Finding>,
+    /// Findings whose reproducer was not written: past the cap per variant class and
+    /// finding kind.
+    pub reproducers_not_written: usize,
 }
 
 impl ContractReport {
@@ -152,6 +155,7 @@ impl ContractReport {
             classes: BTreeMap::new(),
             findings: Vec::new(),
             contract_errors: Vec::new(),
+            reproducers_not_written: 0,
         }
     }
 }
@@ -265,6 +269,19 @@ impl Report {
                     printable(&path.display().to_string())
                 );
             }
+        }
+        for c in self
+            .contracts
+            .iter()
+            .filter(|c| c.reproducers_not_written > 0)
+        {
+            let _ = writeln!(
+                out,
+                "{}: and {} more reproducers not written (at most {} per variant class and finding kind)",
+                c.tool,
+                c.reproducers_not_written,
+                crate::check::MAX_REPRODUCERS_PER_CLASS
+            );
         }
         let _ = writeln!(
             out,

@@ -186,7 +186,8 @@ impl Adapter for Broken {
                 let schema = guard.contract().schema().document();
                 if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
                     for (parent, name) in airlock_harness::cases::member_pointers(&value) {
-                        let at = format!("{parent}/{}", airlock_harness::cases::escape_token(&name));
+                        let at =
+                            format!("{parent}/{}", airlock_harness::cases::escape_token(&name));
                         let Some(Value::String(text)) = value.pointer(&at) else {
                             continue;
                         };
@@ -255,7 +256,10 @@ impl Adapter for Broken {
                 while i < bytes.len() {
                     let escape = bytes.get(i..i + 6).filter(|e| e.starts_with(b"\\u"));
                     let low = escape.is_some_and(|e| {
-                        matches!(&e[2..4], b"dc" | b"dd" | b"de" | b"df" | b"DC" | b"DD" | b"DE" | b"DF")
+                        matches!(
+                            &e[2..4],
+                            b"dc" | b"dd" | b"de" | b"df" | b"DC" | b"DD" | b"DE" | b"DF"
+                        )
                     });
                     let after_high = i >= 6
                         && bytes[i - 6..i].starts_with(b"\\u")
@@ -387,13 +391,20 @@ fn caught_in(report: &Report, kind: FindingKind, class: &str, severity: Severity
 fn an_over_strict_adapter_rejecting_valid_re_encodings_is_caught_as_availability() {
     let report = broken(Flaw::RejectsUnusualEncodings);
     assert!(
-        caught_in(&report, FindingKind::Verdict, "reencoding", Severity::Availability),
+        caught_in(
+            &report,
+            FindingKind::Verdict,
+            "reencoding",
+            Severity::Availability
+        ),
         "{:?}",
         classes_with(&report, FindingKind::Verdict)
     );
     assert_eq!(report.exit(), Exit::Findings);
     // Adopting gradually: `--fail-on error` does not fail on availability alone.
-    assert!(report.findings().all(|f| f.severity == Severity::Availability));
+    assert!(report
+        .findings()
+        .all(|f| f.severity == Severity::Availability));
     assert_eq!(report.exit_failing_on(Severity::Error), Exit::Success);
 }
 
@@ -401,7 +412,12 @@ fn an_over_strict_adapter_rejecting_valid_re_encodings_is_caught_as_availability
 fn an_adapter_counting_max_length_in_bytes_is_caught_on_boundary_valid_strings() {
     let report = broken(Flaw::CountsMaxLengthInBytes);
     assert!(
-        caught_in(&report, FindingKind::Verdict, "boundary_valid", Severity::Availability),
+        caught_in(
+            &report,
+            FindingKind::Verdict,
+            "boundary_valid",
+            Severity::Availability
+        ),
         "{:?}",
         classes_with(&report, FindingKind::Verdict)
     );
@@ -414,7 +430,10 @@ fn an_adapter_binding_case_insensitively_is_caught_on_a_re_cased_near_miss() {
         .findings()
         .find(|f| f.class == "binding_mismatch" && f.case.contains("near:recased"))
         .expect("the re-cased near miss is caught");
-    assert_eq!((recased.kind, recased.severity), (FindingKind::Verdict, Severity::Error));
+    assert_eq!(
+        (recased.kind, recased.severity),
+        (FindingKind::Verdict, Severity::Error)
+    );
 }
 
 #[test]
@@ -425,7 +444,10 @@ fn an_adapter_truncating_freshness_to_seconds_is_caught_a_hundred_nanoseconds_pa
         .find(|f| f.class == "freshness" && f.case.contains("field_future_by_100ns"))
         .expect("the field 100 ns past the skew is caught");
     // It admitted what the contract rejects.
-    assert_eq!((finding.kind, finding.severity), (FindingKind::Verdict, Severity::Error));
+    assert_eq!(
+        (finding.kind, finding.severity),
+        (FindingKind::Verdict, Severity::Error)
+    );
 }
 
 #[test]
@@ -441,7 +463,10 @@ fn an_adapter_accepting_lone_low_surrogates_is_caught() {
         "{cases:?}"
     );
     // The high-surrogate variant alone would not have caught it.
-    assert!(!cases.iter().any(|c| c.ends_with("#lone_surrogate")), "{cases:?}");
+    assert!(
+        !cases.iter().any(|c| c.ends_with("#lone_surrogate")),
+        "{cases:?}"
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! per area.
 
 mod adversary;
+mod bounds;
 mod certify;
 mod check;
 mod cli;

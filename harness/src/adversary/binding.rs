@@ -223,7 +223,11 @@ fn near_misses(
             Some(if listed { json!(s) } else { json!([s]) }),
         ),
         (
-            if listed { "nested_array" } else { "empty_string" },
+            if listed {
+                "nested_array"
+            } else {
+                "empty_string"
+            },
             Some(if listed { json!([[s]]) } else { json!("") }),
         ),
     ];

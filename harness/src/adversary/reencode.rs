@@ -213,7 +213,10 @@ mod tests {
             assert_eq!(back, value, "{name}: {text}");
         }
         let escaped = encode(&value, &STYLES[1].1);
-        assert!(escaped.contains("\\ud83d\\ude00"), "surrogate pair: {escaped}");
+        assert!(
+            escaped.contains("\\ud83d\\ude00"),
+            "surrogate pair: {escaped}"
+        );
         assert!(!escaped.contains('é'));
         assert!(encode(&value, &STYLES[2].1).contains("a\\/b"));
         assert!(encode(&value, &STYLES[4].1).contains("1.5E+0"));

@@ -4,8 +4,7 @@ use airlock_guard::{Contract, Guard, Request};
 use airlock_harness::corpus::{corpus_dir, read_request};
 use airlock_harness::exit::Exit;
 use airlock_harness::report::printable;
-use anyhow::{anyhow, Context, Result};
-use std::io::Write;
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 /// Judge one raw response: the agent value on stdout, the operator diagnostic on stderr.
@@ -36,12 +35,19 @@ pub fn run(args: AdmitArgs) -> Result<Exit> {
     let admission = if args.response == "-" {
         guard.admit_reader(&request, std::io::stdin().lock())
     } else {
+        // A folder opens on Unix and fails on the first read, which the guard would
+        // judge a transport failure: the caller named the wrong thing.
+        if std::fs::metadata(&args.response).is_ok_and(|m| m.is_dir()) {
+            bail!(
+                "{} is a folder: give a response file, or - for stdin",
+                args.response
+            );
+        }
         let file = std::fs::File::open(&args.response)
             .with_context(|| format!("reading response {}", args.response))?;
         guard.admit_reader(&request, file)
     };
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", admission.agent().to_json_string())?;
+    outln!("{}", admission.agent().to_json_string())?;
     if let Some(diagnostic) = admission.diagnostic() {
         // The diagnostic may quote the response: escaped for the terminal.
         eprintln!("{}", printable(&diagnostic.to_string()));

@@ -59,30 +59,20 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         // The tool name is the contract's; keep it inside --out whatever it holds.
-        let tool: String = certificate
-            .tool
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "_-.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let tool = airlock_harness::cases::file_component(&certificate.tool);
         let stem = format!("{tool}-v{from}-v{to}");
-        std::fs::write(dir.join(format!("{stem}.json")), certificate.json())?;
-        std::fs::write(dir.join(format!("{stem}.md")), certificate.markdown())?;
+        super::write_file(&dir.join(format!("{stem}.json")), certificate.json())?;
+        super::write_file(&dir.join(format!("{stem}.md")), certificate.markdown())?;
     }
     match args.format {
-        CertifyFormat::Json => println!("{}", certificate.json()),
-        CertifyFormat::Markdown => print!("{}", certificate.markdown()),
+        CertifyFormat::Json => outln!("{}", certificate.json())?,
+        CertifyFormat::Markdown => super::print(&certificate.markdown())?,
         CertifyFormat::Human => {
-            println!(
+            outln!(
                 "certify {} v{from} -> v{to}: {}",
                 certificate.tool,
                 certificate.verdict.as_str()
-            );
+            )?;
             for c in &certificate.changes {
                 let witness = c.witness.as_ref().map_or_else(
                     || "no witness found".to_owned(),
@@ -91,22 +81,22 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
                         format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)
                     },
                 );
-                println!(
+                outln!(
                     "  {:<13} {:<20} {}: {}\n                {witness}",
                     c.class.as_str(),
                     c.kind,
                     c.pointer,
                     c.detail
-                );
+                )?;
             }
             for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
                 let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
-                println!(
+                outln!(
                     "  fixture {}: {} -> {}",
                     f.fixture,
                     verdict(f.old),
                     verdict(f.new)
-                );
+                )?;
             }
         }
     }

@@ -1,9 +1,10 @@
 //! `airlock check`: fixtures and adversarial cases through an adapter, judged against
 //! the guard.
 
-use airlock_harness::adapter::{Adapter, ExecAdapter, GuardAdapter};
+use airlock_harness::adapter::{self, Adapter, ExecAdapter, GuardAdapter};
 use airlock_harness::check::{
     discover, replay, run, CheckOptions, Progress, Reproducer, Subject, DEFAULT_RANDOM_CASES,
+    MAX_RANDOM_CASES,
 };
 use airlock_harness::exit::Exit;
 use airlock_harness::report::{Report, Severity};
@@ -11,7 +12,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -39,7 +40,8 @@ pub enum FailOn {
 
 /// Prove an adapter rejects what it must, admits what it must with exactly the agent
 /// fields, and never lets rejected bytes reach the agent. Exit 0 no findings, 1
-/// findings, 2 usage, contract or fixture error, 3 internal error.
+/// findings, 2 usage, contract or fixture error, 3 internal error or a report that
+/// could not be written, 130 / 143 stopped by SIGINT / SIGTERM (adapters killed first).
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// A contract folder (repeatable); default: every contract under ./schemas.
@@ -52,12 +54,25 @@ pub struct CheckArgs {
     /// Seed of canaries and random cases: the same seed gives the same cases.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Random mutation cases per contract, on top of every fixture and deterministic variant.
-    #[arg(long, default_value_t = DEFAULT_RANDOM_CASES)]
+    /// Random mutation cases per contract, on top of every fixture and deterministic
+    /// variant (at most 100000: cases are generated before they run).
+    #[arg(
+        long,
+        default_value_t = DEFAULT_RANDOM_CASES,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=MAX_RANDOM_CASES as u64)
+    )]
     cases: usize,
-    /// Per-case timeout for an external adapter.
-    #[arg(long, default_value_t = 5000)]
+    /// Per-case timeout for an external adapter (at least 1).
+    #[arg(
+        long,
+        default_value_t = 5000,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+    )]
     timeout_ms: u64,
+    /// A bound on the whole run, such as `90s` or `10m`: cases not started by then are
+    /// reported as not run, with a `timeout` finding [default: no bound].
+    #[arg(long, value_parser = super::fuzz::duration)]
+    max_duration: Option<Duration>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -78,14 +93,23 @@ pub struct CheckArgs {
 }
 
 pub fn run_check(args: CheckArgs) -> Result<Exit> {
-    let timeout = Duration::from_millis(args.timeout_ms.max(1));
+    stop_on_signals()?;
+    let timeout = Duration::from_millis(args.timeout_ms);
+    // Paths the user named are checked before the run, not after it.
+    if let Some(path) = &args.output {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+    }
     let report = if let Some(path) = &args.replay {
         let text = std::fs::read(path)
             .with_context(|| format!("reading reproducer {}", path.display()))?;
         let reproducer: Reproducer = serde_json::from_slice(&text)
             .with_context(|| format!("{} is not a reproducer", path.display()))?;
         let mut adapter: Box<dyn Adapter> = match &args.adapter_cmd {
-            Some(cmd) => Box::new(ExecAdapter::new(cmd, timeout)),
+            Some(cmd) => Box::new(exec_adapter(cmd, timeout, None)),
             None => Box::new(GuardAdapter::new([
                 Subject::load(&reproducer.contract)?.guard
             ])),
@@ -101,13 +125,26 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             .iter()
             .map(|d| Subject::load(d))
             .collect::<Result<Vec<_>, _>>()?;
+        for subject in subjects.iter().filter(|s| s.corpus.fixtures.is_empty()) {
+            eprintln!(
+                "airlock check: warning: {} has no fixtures (accepted/, near_miss/, historical/<version>/): only generated cases are run",
+                subject.corpus.dir.display()
+            );
+        }
+        std::fs::create_dir_all(&args.reproducers).with_context(|| {
+            format!(
+                "cannot create the reproducer folder {} (--reproducers)",
+                args.reproducers.display()
+            )
+        })?;
         let options = CheckOptions {
             seed: args.seed,
             random_cases: args.cases,
             reproducers: Some(args.reproducers.clone()),
+            max_duration: args.max_duration,
         };
         let mut adapter: Box<dyn Adapter> = match &args.adapter_cmd {
-            Some(cmd) => Box::new(ExecAdapter::new(cmd, timeout)),
+            Some(cmd) => Box::new(exec_adapter(cmd, timeout, args.max_duration)),
             None => Box::new(GuardAdapter::new(subjects.iter().map(|s| s.guard.clone()))),
         };
         let bar = if std::io::stderr().is_terminal() {
@@ -128,7 +165,11 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             Progress::Case => bar.inc(1),
         });
         bar.finish_and_clear();
-        report
+        // The run's only error: a reproducer that could not be written (exit 3).
+        report.map_err(|e| super::WriteError {
+            what: e.path.display().to_string(),
+            source: std::io::Error::other(e.message),
+        })?
     };
     emit(&report, args.format, args.output.as_ref())?;
     Ok(report.exit_failing_on(match args.fail_on {
@@ -149,9 +190,48 @@ fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()>
         Format::Markdown => report.markdown(),
     };
     match output {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing report {}", path.display()))?,
-        None => print!("{text}"),
+        Some(path) => super::write_file(path, text)?,
+        None => super::print(&text)?,
     }
+    Ok(())
+}
+
+/// An exec adapter whose waits end with the run's bound; on Linux this process adopts
+/// the adapters' orphans so that a descendant that left the group is killed too.
+fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> ExecAdapter {
+    if let Err(e) = adapter::adopt_orphans() {
+        eprintln!("airlock check: warning: cannot adopt the adapter's orphaned processes: {e}");
+    }
+    let adapter = ExecAdapter::new(command, timeout);
+    match bound {
+        Some(bound) => adapter.deadline(Instant::now() + bound),
+        None => adapter,
+    }
+}
+
+/// On SIGINT or SIGTERM: kill every adapter's process group and adopted descendant, then
+/// exit 130 or 143 without a report.
+#[cfg(unix)]
+fn stop_on_signals() -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("installing the SIGINT/SIGTERM handler")?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            adapter::kill_all_adapters();
+            let (exit, name) = if signal == SIGINT {
+                (Exit::Interrupted, "SIGINT")
+            } else {
+                (Exit::Terminated, "SIGTERM")
+            };
+            eprintln!("airlock check: stopped by {name}; the adapters were killed");
+            std::process::exit(exit as i32);
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn stop_on_signals() -> Result<()> {
     Ok(())
 }

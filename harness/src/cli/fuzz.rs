@@ -2,7 +2,7 @@
 
 use airlock_harness::check::discover;
 use airlock_harness::exit::Exit;
-use airlock_harness::fuzz::{artifact_path, FuzzOptions, Fuzzer, Target};
+use airlock_harness::fuzz::{artifact_path, body_path, FuzzOptions, Fuzzer, Target};
 use airlock_harness::report::printable;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -46,7 +46,7 @@ pub struct FuzzArgs {
     write_corpus: Option<PathBuf>,
 }
 
-fn duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let duration = airlock_guard::parse_duration(text)?;
     Duration::try_from(duration).map_err(|e| format!("{text:?}: {e}"))
 }
@@ -107,35 +107,31 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         args.seed
     );
     let Some(finding) = report.finding else {
-        println!("fuzz: no finding: {summary}");
+        outln!("fuzz: no finding: {summary}")?;
         return Ok(Exit::Success);
     };
     std::fs::create_dir_all(&args.artifacts)
         .with_context(|| format!("creating {}", args.artifacts.display()))?;
     let path = artifact_path(&args.artifacts, &finding);
-    std::fs::write(&path, &finding.input).with_context(|| format!("writing {}", path.display()))?;
+    super::write_file(&path, &finding.input)?;
     if let Some((tool, body)) = (finding.target == Target::Mutate)
         .then(|| fuzzer.mutate_body(&finding.input))
         .flatten()
     {
         // The chain's bytes replay the finding; the body they stand for is what to read.
         // Named without a target prefix: replaying it never reads it as a chain only.
-        let digest = airlock_guard::sha256_hex(&body);
-        let body_path = args
-            .artifacts
-            .join(format!("body-{}.{tool}.json", &digest[..16]));
-        std::fs::write(&body_path, body)
-            .with_context(|| format!("writing {}", body_path.display()))?;
-        println!("fuzz: the body judged by {tool}: {}", body_path.display());
+        let body_path = body_path(&args.artifacts, tool, &body);
+        super::write_file(&body_path, body)?;
+        outln!("fuzz: the body judged by {tool}: {}", body_path.display())?;
     }
-    println!(
+    outln!(
         "fuzz: FINDING in target {}: {}\n  input: {}\n  replay: airlock fuzz --target {} --replay {}\n  {summary}",
         finding.target,
         printable(&finding.violation.to_string()),
         path.display(),
         finding.target,
         path.display()
-    );
+    )?;
     Ok(Exit::Findings)
 }
 
@@ -145,10 +141,10 @@ fn write_corpus(fuzzer: &Fuzzer, dir: &Path) -> Result<Exit> {
     for body in fuzzer.seed_bodies() {
         let digest = airlock_guard::sha256_hex(body);
         let path = dir.join(&digest[..16]);
-        std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+        super::write_file(&path, body)?;
         written += 1;
     }
-    println!("fuzz: wrote {written} seed inputs to {}", dir.display());
+    outln!("fuzz: wrote {written} seed inputs to {}", dir.display())?;
     Ok(Exit::Success)
 }
 
@@ -171,10 +167,10 @@ fn replay(fuzzer: &Fuzzer, files: &[PathBuf], targets: &[Target]) -> Result<Exit
         };
         for target in targets {
             match fuzzer.check(target, &input) {
-                Ok(()) => println!("{}: {target}: ok", path.display()),
+                Ok(()) => outln!("{}: {target}: ok", path.display())?,
                 Err(violation) => {
                     let violation = violation.to_string();
-                    println!("{}: {target}: {}", path.display(), printable(&violation));
+                    outln!("{}: {target}: {}", path.display(), printable(&violation))?;
                     exit = Exit::Findings;
                 }
             }

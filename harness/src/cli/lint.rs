@@ -43,7 +43,7 @@ pub enum LintFormat {
 pub fn run(args: LintArgs) -> Result<Exit> {
     if args.list_rules {
         for (id, severity, what) in RULES {
-            println!("{id:<30} {severity:<8} {what}");
+            outln!("{id:<30} {severity:<8} {what}")?;
         }
         return Ok(Exit::Success);
     }
@@ -76,20 +76,20 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     match args.format {
         LintFormat::Human => {
             for finding in &findings {
-                println!("{finding}");
+                outln!("{finding}")?;
             }
-            println!(
+            outln!(
                 "lint: {errors} errors, {warnings} warnings, {allowed} allowed ({} contracts, {} schema files)",
                 contracts.len(),
                 args.schemas.len()
-            );
+            )?;
         }
         LintFormat::Json => {
             let report = serde_json::json!({
                 "findings": findings,
                 "totals": {"errors": errors, "warnings": warnings, "allowed": allowed, "inputs": files},
             });
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
         }
     }
     Ok(if errors > 0 || (args.strict && warnings > 0) {

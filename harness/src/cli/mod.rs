@@ -1,4 +1,16 @@
-//! Arguments of each subcommand, and how each runs. Only this layer prints.
+//! Arguments of each subcommand, and how each runs. Only this layer prints, and it
+//! prints through [`print`]: a closed stdout ends the output quietly, any other write
+//! error is a [`WriteError`] (exit 3).
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// `println!` through [`print`]: `outln!("…", args)?`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::print(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 pub mod admit;
 pub mod certify;
@@ -8,3 +20,59 @@ pub mod guard;
 pub mod lint;
 pub mod mutate;
 pub mod validate;
+
+/// Output that could not be written (a full disk, `/dev/full`, an unwritable report
+/// file): Airlock's own failure to deliver its result, exit 3, never "usage".
+#[derive(Debug)]
+pub struct WriteError {
+    /// What was being written: `stdout`, or the file's path.
+    pub what: String,
+    /// Why it failed.
+    pub source: io::Error,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "writing {}: {}", self.what, self.source)
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Write `text` to stdout and flush. A closed stdout (its reader went away, as with
+/// `| head -1`) is not an error: the rest of the output is dropped and the command ends
+/// with the exit code its work decided.
+///
+/// # Errors
+///
+/// Any other write error (`/dev/full`).
+pub fn print(text: &str) -> Result<(), WriteError> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(WriteError {
+            what: "stdout".into(),
+            source,
+        }),
+    }
+}
+
+/// Write a whole file, naming it in the error.
+///
+/// # Errors
+///
+/// When it cannot be written.
+pub fn write_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    std::fs::write(path, bytes).map_err(|source| WriteError {
+        what: path.display().to_string(),
+        source,
+    })
+}

@@ -7,7 +7,6 @@ use airlock_harness::check::Subject;
 use airlock_harness::exit::Exit;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Write variants of a contract's fixtures as raw files and a `manifest.json` (id, class,
@@ -39,9 +38,8 @@ pub struct MutateArgs {
 
 pub fn run(args: MutateArgs) -> Result<Exit> {
     if args.list_classes {
-        let mut stdout = std::io::stdout().lock();
         for (name, what) in CLASSES {
-            writeln!(stdout, "{name:<22} {what}")?;
+            outln!("{name:<22} {what}")?;
         }
         return Ok(Exit::Success);
     }

@@ -3,7 +3,6 @@
 use airlock_harness::exit::Exit;
 use airlock_harness::validate::{InstanceVerdict, ValidateOptions, Validation, DEFAULT_MAX_DEPTH};
 use anyhow::{Context, Result};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Strict parse plus JSON Schema Draft 2020-12 (format asserted) on each instance: one
@@ -39,10 +38,9 @@ pub fn run(args: ValidateArgs) -> Result<Exit> {
     let validation = Validation::new(&options)
         .with_context(|| format!("loading schema {}", options.schema.display()))?;
     let mut exit = Exit::Success;
-    let mut stdout = std::io::stdout().lock();
     for path in &args.instances {
         let verdict = validation.instance(path);
-        writeln!(stdout, "{}: {verdict}", path.display())?;
+        outln!("{}: {verdict}", path.display())?;
         exit = match (&verdict, exit) {
             (InstanceVerdict::Unreadable(_), _) | (_, Exit::Usage) => Exit::Usage,
             (InstanceVerdict::Invalid(_), _) => Exit::Findings,

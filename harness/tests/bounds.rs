@@ -1,0 +1,518 @@
+//! What bounds `airlock` whatever it is given: a hostile adapter (given up on, cut by
+//! `--max-duration`, its escaped descendants killed, on SIGTERM too), a closed or full
+//! stdout, unwritable paths, misnamed corpus folders, out-of-range arguments.
+
+use airlock_guard::{Contract, Guard, Request};
+use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
+use airlock_harness::cases::Upstream;
+use airlock_harness::check::{Check, MAX_REPRODUCERS_PER_CLASS};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{airlock, contract_dir, copy_shipped, root};
+
+fn adapter_script(name: &str) -> String {
+    format!(
+        "sh {}",
+        root().join("harness/tests/adapters").join(name).display()
+    )
+}
+
+/// `airlock` with `args` and extra environment, stdin closed; its output.
+fn airlock_env(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+fn json_report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {} stderr {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_adapter_printing_garbage_is_given_up_on_after_five_consecutive_protocol_violations() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "20",
+            "--format",
+            "json",
+            "--reproducers",
+            dir.path().to_str().unwrap(),
+            "--adapter-cmd",
+            &adapter_script("garbage.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = json_report(&out);
+    let contract = &report["contracts"][0];
+    assert_eq!(contract["cases"], 5, "{contract}");
+    assert!(contract["not_run"].as_u64().unwrap() > 100, "{contract}");
+    let last = contract["findings"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["case"], "adapter/given-up");
+    assert_eq!(last["kind"], "protocol");
+}
+
+#[test]
+fn max_duration_bounds_a_run_whose_adapter_answers_slowly_but_in_time() {
+    let start = Instant::now();
+    let out = airlock_env(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "100",
+            "--max-duration",
+            "1500ms",
+            "--format",
+            "json",
+            "--adapter-cmd",
+            &adapter_script("slow_guard.sh"),
+        ],
+        &[("AIRLOCK_BIN", Path::new(env!("CARGO_BIN_EXE_airlock")))],
+    );
+    let elapsed = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    let report = json_report(&out);
+    let contract = &report["contracts"][0];
+    let findings = contract["findings"].as_array().unwrap();
+    assert!(contract["cases"].as_u64().unwrap() > 0, "some cases ran");
+    assert!(contract["not_run"].as_u64().unwrap() > 0, "{contract}");
+    assert_eq!(
+        findings.len(),
+        1,
+        "only the bound is a finding: {findings:?}"
+    );
+    assert_eq!(findings[0]["case"], "adapter/max-duration");
+    assert_eq!(findings[0]["kind"], "timeout");
+}
+
+/// The guard with the tool of every agent value misspelled: a `value` finding on every
+/// case, in every class.
+struct WrongTool(GuardAdapter);
+
+impl Adapter for WrongTool {
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
+        let Answer::Value(mut value) = self.0.answer(request, upstream)? else {
+            unreachable!("the guard adapter answers with values");
+        };
+        value["tool"] = Value::from("not_the_tool");
+        Ok(value.into())
+    }
+}
+
+fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path, suffix));
+        } else if path.to_string_lossy().ends_with(suffix) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn reproducers_are_capped_per_contract_and_class_and_the_rest_are_counted_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let guard = Guard::new(Contract::load(contract_dir("review_status")).unwrap());
+    let mut adapter = WrongTool(GuardAdapter::new([guard]));
+    let report = Check::contract(contract_dir("review_status"))
+        .random_cases(0)
+        .reproducers(dir.path())
+        .run(&mut adapter)
+        .unwrap();
+    let contract = &report.contracts[0];
+    let written = files_under(dir.path(), ".case.json").len();
+    // Every finding here is a `value` one: one kind per class.
+    assert!(
+        written <= MAX_REPRODUCERS_PER_CLASS * contract.classes.len(),
+        "{written} reproducers for {} classes",
+        contract.classes.len()
+    );
+    assert!(contract.findings.len() > written);
+    assert_eq!(
+        contract.reproducers_not_written,
+        contract.findings.len() - written
+    );
+    assert!(report.human(false).contains(&format!(
+        "and {} more reproducers not written",
+        contract.reproducers_not_written
+    )));
+    let json: Value = serde_json::from_str(&report.json()).unwrap();
+    assert_eq!(
+        json["contracts"][0]["reproducers_not_written"],
+        contract.reproducers_not_written
+    );
+}
+
+#[test]
+fn cases_beyond_the_documented_maximum_are_a_usage_error() {
+    for cases in ["18446744073709551615", "100001"] {
+        let out = airlock(&["check", "--cases", cases], b"");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "--cases {cases}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("100000"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_zero_timeout_is_a_usage_error() {
+    let out = airlock(&["check", "--cases", "0", "--timeout-ms", "0"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--timeout-ms"), "{}", stderr(&out));
+}
+
+/// Whether `pid` is gone (or a zombie, which holds no resources but its slot).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(10), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn pids(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn sigterm_kills_the_adapter_and_a_descendant_that_escaped_with_setsid_then_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "0",
+            "--timeout-ms",
+            "60000",
+            "--reproducers",
+            dir.path().to_str().unwrap(),
+            "--adapter-cmd",
+            &adapter_script("escape.sh"),
+        ])
+        .env("AIRLOCK_TEST_PIDS", &pid_file)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the adapter and its escaped child wrote their pids", || {
+        pids(&pid_file).len() == 2
+    });
+    let airlock_pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(airlock_pid, rustix::process::Signal::TERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    for pid in pids(&pid_file) {
+        wait_until(&format!("process {pid} is still running"), || gone(pid));
+    }
+}
+
+#[test]
+fn a_descendant_that_escaped_with_setsid_is_killed_when_its_adapter_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let out = airlock_env(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "0",
+            "--reproducers",
+            dir.path().to_str().unwrap(),
+            "--adapter-cmd",
+            &adapter_script("escape_and_die.sh"),
+        ],
+        &[("AIRLOCK_TEST_PIDS", &pid_file)],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let escaped = pids(&pid_file);
+    assert!(!escaped.is_empty());
+    // airlock has exited: whatever it did not kill lives on under init.
+    for pid in escaped {
+        assert!(gone(pid), "process {pid} escaped");
+    }
+}
+
+/// Run `airlock args` with its stdout a pipe whose reader is already gone.
+fn with_stdout_closed(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
+    let garbage = adapter_script("garbage.sh");
+    let fixture = "corpora/review_status/accepted/success_approved_compact.json";
+    let dir = tempfile::tempdir().unwrap();
+    let reproducers = dir.path().to_str().unwrap();
+    let cases: [(&[&str], i32); 8] = [
+        (&["lint"], 0),
+        (&["lint", "--list-rules"], 0),
+        (&["check", "--cases", "0", "--reproducers", reproducers], 0),
+        (
+            &[
+                "check",
+                "--contract",
+                "schemas/review_status",
+                "--cases",
+                "0",
+                "--reproducers",
+                reproducers,
+                "--adapter-cmd",
+                &garbage,
+            ],
+            1,
+        ),
+        (&["certify", "--contract", "schemas/review_status"], 1),
+        (
+            &["admit", "--contract", "schemas/review_status", fixture],
+            0,
+        ),
+        (
+            &[
+                "validate",
+                "--schema",
+                "schemas/review_status/v2.schema.json",
+                fixture,
+            ],
+            0,
+        ),
+        (&["mutate", "--list-classes"], 0),
+    ];
+    for (args, code) in cases {
+        let out = with_stdout_closed(args);
+        let err = stderr(&out);
+        assert!(
+            !err.contains("panicked") && !err.contains("internal error") && !err.contains("error"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn guard_stops_at_the_first_failed_write_with_exit_3() {
+    // A pipe whose reader is gone, and a descriptor that is closed.
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["guard", "--contract", "schemas/review_status"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(|mut child| {
+            drop(child.stdout.take());
+            let mut stdin = child.stdin.take().unwrap();
+            // Unbounded input: only a stop at the first failed write ends it.
+            let writer = std::thread::spawn(move || {
+                use std::io::Write;
+                while stdin.write_all(b"not a case\n").is_ok() {}
+            });
+            let out = child.wait_with_output().unwrap();
+            writer.join().unwrap();
+            out
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let closed = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {} guard --contract schemas/review_status >&-",
+            env!("CARGO_BIN_EXE_airlock")
+        ))
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(3), "{}", stderr(&closed));
+    assert!(stderr(&closed).contains("stdout"), "{}", stderr(&closed));
+}
+
+#[test]
+fn output_that_cannot_be_written_exits_3_naming_it() {
+    let out = airlock(&["check", "--cases", "0", "--output", "/dev/full"], b"");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/dev/full"), "{}", stderr(&out));
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("lint")
+        .current_dir(root())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("writing stdout") && !stderr(&out).contains("internal error"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_reproducer_folder_that_cannot_be_written_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let folder = file.join("reproducers");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "0",
+            "--reproducers",
+            folder.to_str().unwrap(),
+            "--adapter-cmd",
+            &adapter_script("garbage.sh"),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(folder.to_str().unwrap()),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn admit_on_a_folder_is_a_usage_error_not_a_transport_failure() {
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/review_status",
+            "corpora/review_status/accepted",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a folder"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "no agent value is printed");
+}
+
+#[test]
+fn a_misnamed_corpus_folder_is_an_error_naming_it_and_the_expected_names() {
+    for misnamed in ["acceptd", "near-miss"] {
+        let dir = tempfile::tempdir().unwrap();
+        let contract = copy_shipped("review_status", dir.path());
+        let corpus = dir.path().join("corpora/review_status");
+        std::fs::create_dir(corpus.join(misnamed)).unwrap();
+        let out = airlock(
+            &[
+                "check",
+                "--contract",
+                contract.to_str().unwrap(),
+                "--cases",
+                "0",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(misnamed), "{err}");
+        for expected in ["request.json", "accepted", "near_miss", "historical"] {
+            assert!(err.contains(expected), "{expected} missing from {err}");
+        }
+    }
+}
+
+#[test]
+fn a_corpus_without_fixtures_runs_with_a_warning_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = copy_shipped("review_status", dir.path());
+    let corpus = dir.path().join("corpora/review_status");
+    for folder in ["accepted", "near_miss", "historical"] {
+        std::fs::remove_dir_all(corpus.join(folder)).unwrap();
+    }
+    let reproducers = dir.path().join("reproducers");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            contract.to_str().unwrap(),
+            "--cases",
+            "10",
+            "--reproducers",
+            reproducers.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning") && stderr(&out).contains("no fixtures"),
+        "{}",
+        stderr(&out)
+    );
+}
