@@ -212,10 +212,12 @@ fn case_ids_are_unique_and_the_same_seed_gives_the_same_cases() {
 }
 
 #[test]
-fn the_deterministic_catalogue_of_every_shipped_contract_stays_under_four_thousand_cases() {
+fn the_deterministic_catalogue_of_every_shipped_contract_stays_under_ten_thousand_cases() {
+    // It grows with accepted fixtures times members; the largest shipped contract
+    // (package_vulnerabilities, 11 accepted fixtures, numeric members) has about 7 200.
     for (tool, catalogue) in catalogues() {
         let n = catalogue.cases.len() - RANDOM;
-        assert!(n < 4000, "{tool}: {n} deterministic cases");
+        assert!(n < 10_000, "{tool}: {n} deterministic cases");
     }
 }
 
@@ -333,6 +335,19 @@ fn string_bytes_and_number_edges_fail_to_parse_for_the_reason_their_name_gives()
         }
         for (case, body) in catalogue.bodies("number_edge") {
             let text = suffix(case);
+            let raw = ["1e400", "1e-400", "18446744073709551616", "01", "-0", "1.0"];
+            if !raw.contains(&text) {
+                // A schema-driven neighbour at a numeric member: a number the strict
+                // parser reads, for the schema to decide.
+                let value = parse(body, catalogue.max_depth()).unwrap();
+                assert!(
+                    value.pointer(&case.location).is_some_and(Value::is_number),
+                    "{tool}: {}",
+                    case.id
+                );
+                assert_eq!(case.expect, Expectation::Reference, "{tool}: {}", case.id);
+                continue;
+            }
             let member = serde_json::to_string(&member_name(&case.location)).unwrap();
             let spliced = format!("{member}:{text}");
             assert!(

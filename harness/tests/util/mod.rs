@@ -11,11 +11,13 @@ pub fn root() -> PathBuf {
 }
 
 /// The shipped example contracts.
-pub const TOOLS: [&str; 4] = [
+pub const TOOLS: [&str; 6] = [
     "review_status",
     "job_run_status",
     "deploy_status",
     "identity_lookup",
+    "quota_usage",
+    "package_vulnerabilities",
 ];
 
 /// A shipped contract's folder.
