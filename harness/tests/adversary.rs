@@ -2,7 +2,7 @@
 //! every case has the property its class states (checked on the raw bytes, with the
 //! strict parser, or with the reference guard); the guard passes clean on all of it.
 
-use airlock_guard::{parse, ErrorCode, Guard, ParseErrorKind, Stage};
+use airlock_guard::{parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage};
 use airlock_harness::adapter::GuardAdapter;
 use airlock_harness::adversary::{generate, schema_at, CLASSES};
 use airlock_harness::cases::{Case, Expectation, Upstream};
@@ -665,8 +665,13 @@ fn the_guard_in_process_passes_clean_on_the_whole_catalogue_of_each_shipped_cont
             }
             // Classes a contract has nothing for (no date-time member, no array) are absent.
             assert!(
-                ["date_time_neighbour", "freshness", "array_edge", "boundary_valid"]
-                    .contains(class),
+                [
+                    "date_time_neighbour",
+                    "freshness",
+                    "array_edge",
+                    "boundary_valid"
+                ]
+                .contains(class),
                 "{tool}: no {class} cases"
             );
         }
@@ -766,4 +771,77 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
             airlock_harness::generated::valid_instances(contract, request, 2, 12)
         );
     }
+}
+
+#[test]
+fn every_re_encoding_is_admitted_with_exactly_its_origins_agent_value() {
+    for (tool, catalogue) in catalogues() {
+        let mut n = 0;
+        for (case, body) in catalogue.bodies("reencoding") {
+            let origin = serde_json::to_vec(&catalogue.origin(case)).unwrap();
+            let expected = catalogue.guard.admit(&case.request, &origin);
+            let actual = catalogue.guard.admit(&case.request, body);
+            assert!(actual.is_admitted(), "{tool}: {}", case.id);
+            assert_ne!(body, origin.as_slice(), "{tool}: {} changes bytes", case.id);
+            // Equal as values: a nested agent object keeps the upstream's member order.
+            assert_eq!(
+                actual.agent().to_json(),
+                expected.agent().to_json(),
+                "{tool}: {}",
+                case.id
+            );
+            // The same value to any reader, not only to the guard.
+            assert_eq!(
+                serde_json::from_slice::<Value>(body).unwrap(),
+                serde_json::from_slice::<Value>(&origin).unwrap()
+            );
+            n += 1;
+        }
+        assert!(n >= 8, "{tool}: {n} re-encodings");
+    }
+}
+
+#[test]
+fn a_bound_neighbour_changes_the_request_parameter_and_the_response_alike() {
+    let mut n = 0;
+    for (tool, catalogue) in catalogues() {
+        for case in catalogue
+            .cases
+            .iter()
+            .filter(|c| suffix(c).ends_with("+bound_request"))
+        {
+            let Upstream::Body(body) = &case.upstream else {
+                unreachable!()
+            };
+            let value = parse(body, usize::MAX).unwrap();
+            let field = value.pointer(&case.location).unwrap();
+            let bound = catalogue.guard.contract().checks().iter().any(|check| {
+                check.field().as_str() == case.location
+                    && match check {
+                        CheckSpec::EqualsParam { param, .. } => {
+                            case.request.params.get(param) == Some(field)
+                        }
+                        CheckSpec::InParam { param, .. } => case
+                            .request
+                            .params
+                            .get(param)
+                            .and_then(Value::as_array)
+                            .is_some_and(|items| items.contains(field)),
+                        _ => false,
+                    }
+            });
+            assert!(bound, "{tool}: {} does not bind {field}", case.id);
+            // The binding stage passes: whatever the reference decides, it decides at
+            // the schema.
+            let admission = catalogue.guard.admit(&case.request, body);
+            assert_ne!(
+                admission.audit().stage(),
+                Stage::Binding,
+                "{tool}: {}",
+                case.id
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no bound neighbours");
 }
