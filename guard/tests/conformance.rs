@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::util::testsuites;
+use crate::util::{find_testsuites, testsuites};
 
 /// Depth used for the parsing suite: deep enough for every `y_` file, far below the
 /// 100 000 brackets of `n_structure_100000_opening_arrays`.
@@ -427,4 +427,44 @@ fn every_listed_schema_suite_failure_still_fails() {
         stale.is_empty(),
         "listed as expected failures but now pass: {stale:?}"
     );
+}
+
+#[test]
+fn conformance_suites_are_found_in_order_and_never_skipped_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(b.join("JSONTestSuite")).unwrap();
+    let tried = [a.clone(), b.clone()];
+    // Found in the first folder that holds it.
+    assert_eq!(
+        find_testsuites("JSONTestSuite", None, &tried, false),
+        Ok(Some(b.join("JSONTestSuite")))
+    );
+    // Absent: an error naming the fix, even though another suite is present.
+    let absent = find_testsuites("JSON-Schema-Test-Suite", None, &tried, false).unwrap_err();
+    assert!(absent.contains("ci/testsuites.sh"), "{absent}");
+    assert!(absent.contains(&a.display().to_string()), "{absent}");
+    // Skipped only when asked.
+    assert_eq!(
+        find_testsuites("JSON-Schema-Test-Suite", None, &tried, true),
+        Ok(None)
+    );
+    // A wrong AIRLOCK_TESTSUITES is an error, whatever else holds the suite.
+    let wrong = find_testsuites("JSONTestSuite", Some(a.clone()), &tried, true).unwrap_err();
+    assert!(wrong.contains("AIRLOCK_TESTSUITES"), "{wrong}");
+}
+
+#[test]
+fn a_wrong_airlock_testsuites_fails_the_conformance_tests() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "conformance::json_schema_test_suite_core_draft2020_12_passes",
+            "--exact",
+        ])
+        .env("AIRLOCK_TESTSUITES", "/nonexistent/airlock-testsuites")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("AIRLOCK_TESTSUITES is set"), "{text}");
 }

@@ -6,6 +6,7 @@ mod bounds;
 mod certify;
 mod check;
 mod cli;
+mod docs;
 mod fixtures;
 mod fuzz;
 mod lint;

@@ -1,0 +1,265 @@
+//! The documentation stays true: every manifest key the parser accepts is in the contract
+//! reference, every lint rule and variant class in its page, every command and flag in
+//! the README's command table, no document points outside the repository, and the Python
+//! adapter of the exec-protocol page passes `airlock check`.
+
+use airlock_guard::Contract;
+use airlock_harness::adversary::CLASSES;
+use airlock_harness::lint::RULES;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::util::{airlock, root};
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A manifest with every table: `{BOGUS:table}` marks where an unknown key goes.
+const MANIFEST: &str = r#"tool = "job_run_status"
+version = 1
+{BOGUS:top}
+[limits]
+max_bytes = 4096
+max_depth = 8
+{BOGUS:limits}
+[agent]
+fields = ["/data/project_id"]
+{BOGUS:agent}
+[[checks]]
+kind = "equals_param"
+field = "/data/project_id"
+param = "project_id"
+{BOGUS:equals_param}
+[[checks]]
+kind = "in_param"
+field = "/data/run_id"
+param = "run_ids"
+{BOGUS:in_param}
+[[checks]]
+kind = "fresh"
+field = "/data/observed_at"
+max_age = "15m"
+max_skew = "1m"
+{BOGUS:fresh}
+[retry]
+max_attempts = 3
+deadline = "10s"
+retryable = ["UPSTREAM_UNAVAILABLE"]
+{BOGUS:retry}
+[lint]
+{BOGUS:lint}
+[[lint.allow]]
+rule = "unbounded-string"
+at = "/x"
+reason = "r"
+{BOGUS:allow}
+"#;
+
+/// The keys the manifest parser accepts in `table`, from its own "expected one of" error
+/// for an unknown key there.
+fn accepted_keys(table: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("job_run_status");
+    std::fs::create_dir(&contract).unwrap();
+    std::fs::copy(
+        root().join("schemas/job_run_status/v1.schema.json"),
+        contract.join("v1.schema.json"),
+    )
+    .unwrap();
+    let mut manifest = MANIFEST.to_owned();
+    for line in MANIFEST.lines().filter(|l| l.starts_with("{BOGUS:")) {
+        let replacement = if line == format!("{{BOGUS:{table}}}") {
+            "zz_unknown_key = 1"
+        } else {
+            ""
+        };
+        manifest = manifest.replace(line, replacement);
+    }
+    std::fs::write(contract.join("contract.toml"), manifest).unwrap();
+    let error = Contract::load(&contract).unwrap_err().to_string();
+    let expected = error
+        .split("expected ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{table}: no list of expected keys in: {error}"));
+    let keys: Vec<String> = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    assert!(!keys.is_empty(), "{table}: {error}");
+    keys
+}
+
+#[test]
+fn every_manifest_key_the_parser_accepts_is_in_the_contract_reference() {
+    let doc = read("docs/contract.md");
+    let mut all = BTreeSet::new();
+    for table in [
+        "top",
+        "limits",
+        "agent",
+        "equals_param",
+        "in_param",
+        "fresh",
+        "retry",
+        "lint",
+        "allow",
+    ] {
+        all.extend(accepted_keys(table));
+    }
+    for kind in ["equals_param", "in_param", "fresh"] {
+        all.insert(kind.to_owned());
+    }
+    assert!(all.len() >= 15, "{all:?}");
+    // Named as `key`, as a dotted `table.key`, or set in a TOML example (`key = …`).
+    let named = |k: &str| {
+        doc.contains(&format!("`{k}`"))
+            || doc.contains(&format!(".{k}`"))
+            || doc.lines().any(|l| l.starts_with(&format!("{k} = ")))
+    };
+    let missing: Vec<_> = all.iter().filter(|k| !named(k)).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/contract.md does not name {missing:?}"
+    );
+}
+
+#[test]
+fn every_lint_rule_is_in_the_lint_page_with_the_text_list_rules_prints() {
+    let doc = read("docs/lint.md");
+    for (id, _, what) in RULES {
+        assert!(doc.contains(id), "docs/lint.md does not name rule {id}");
+        assert!(
+            doc.contains(what),
+            "docs/lint.md does not say of {id}: {what}"
+        );
+    }
+}
+
+#[test]
+fn every_variant_class_is_in_the_variants_page() {
+    let doc = read("docs/variants.md");
+    for (class, _) in CLASSES {
+        assert!(
+            doc.contains(&format!("| `{class}` |")),
+            "docs/variants.md has no row for {class}"
+        );
+    }
+}
+
+/// The subcommands `airlock --help` lists.
+fn subcommands() -> Vec<String> {
+    let out = airlock(&["--help"], b"");
+    let help = String::from_utf8(out.stdout).unwrap();
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_command_and_flag_of_the_help_is_in_the_readme_command_table() {
+    let readme = read("README.md");
+    let table: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `airlock "))
+        .collect();
+    let commands = subcommands();
+    assert!(commands.len() >= 8, "{commands:?}");
+    for command in commands {
+        let rows: Vec<&&str> = table
+            .iter()
+            .filter(|r| r.starts_with(&format!("| `airlock {command}")))
+            .collect();
+        assert!(
+            !rows.is_empty(),
+            "README's command table has no `airlock {command}` row"
+        );
+        let out = airlock(&[&command, "--help"], b"");
+        let help = String::from_utf8(out.stdout).unwrap();
+        for flag in help
+            .split_whitespace()
+            .map(|w| w.trim_start_matches(['[', '(', '`', '"']))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(|w| {
+                let end = w[2..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                    .map_or(w.len(), |i| i + 2);
+                &w[..end]
+            })
+            .filter(|w| *w != "--help" && *w != "--version")
+            .collect::<BTreeSet<_>>()
+        {
+            assert!(
+                rows.iter().any(|r| r.contains(flag)),
+                "README's `airlock {command}` rows do not mention {flag}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_document_points_outside_the_repository() {
+    let mut files = vec![
+        root().join("README.md"),
+        root().join("ARCHITECTURE.md"),
+        root().join("CHANGELOG.md"),
+        root().join("BENCHMARKS.md"),
+    ];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let outside = line.contains("DESIGN.md")
+                || (line.contains("../shared") && !line.contains("testsuites"));
+            assert!(
+                !outside,
+                "{}:{}: points outside the repository: {line}",
+                file.display(),
+                n + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn the_python_adapter_of_the_exec_protocol_page_passes_airlock_check() {
+    let adapter = root().join("docs/examples/adapter.py");
+    assert!(Path::new(&adapter).is_file());
+    let command = format!("python3 {}", adapter.display());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .current_dir(root())
+        .env("AIRLOCK", env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--contract",
+            "schemas/quota_usage",
+            "--cases",
+            "50",
+            "--adapter-cmd",
+            &command,
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("clean:"), "{stdout}");
+}
