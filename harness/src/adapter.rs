@@ -18,8 +18,8 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-pub use crate::answer::Answer;
 use crate::cases::Upstream;
+pub use crate::check::answer::Answer;
 
 /// Why an adapter gave no agent value for a case: each is a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]

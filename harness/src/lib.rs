@@ -21,17 +21,16 @@
 
 pub mod adapter;
 pub mod adversary;
-pub mod answer;
 pub mod cases;
 pub mod certify;
 pub mod check;
 pub mod corpus;
 pub mod exit;
 pub mod fuzz;
-pub mod generated;
 pub mod lint;
 pub mod protocol;
-pub mod report;
 pub mod schema;
-pub mod shape;
 pub mod validate;
+
+/// Findings and their renderings (human, JSON, JUnit, SARIF, Markdown).
+pub use check::report;

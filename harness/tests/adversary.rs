@@ -741,7 +741,7 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
         let subject = Subject::load(&contract_dir(tool)).unwrap();
         let contract = subject.guard.contract();
         let request = &subject.corpus.request;
-        let instances = airlock_harness::generated::valid_instances(contract, request, 1, 12);
+        let instances = airlock_harness::adversary::valid_instances(contract, request, 1, 12);
         assert!(
             instances.len() >= 6,
             "{tool}: only {} instances",
@@ -764,11 +764,11 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
         assert_eq!(outcomes, BTreeSet::from(["success", "failure"]), "{tool}");
         assert_eq!(
             instances,
-            airlock_harness::generated::valid_instances(contract, request, 1, 12)
+            airlock_harness::adversary::valid_instances(contract, request, 1, 12)
         );
         assert_ne!(
             instances,
-            airlock_harness::generated::valid_instances(contract, request, 2, 12)
+            airlock_harness::adversary::valid_instances(contract, request, 2, 12)
         );
     }
 }

@@ -15,6 +15,7 @@ use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
 mod binding;
 mod boundary;
 mod bytes;
+mod generated;
 mod limits;
 mod members;
 mod neighbours;
@@ -24,6 +25,8 @@ mod shapes;
 
 /// Kept here for the modules that found it here first.
 pub use crate::schema::schema_at;
+
+pub use generated::valid_instances;
 
 /// Every class the adversary produces, with what it does.
 pub const CLASSES: &[(&str, &str)] = &[
@@ -166,7 +169,7 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
             Expectation::Transport,
         );
     }
-    let values = crate::generated::valid_instances(contract, &corpus.request, seed, GENERATED);
+    let values = generated::valid_instances(contract, &corpus.request, seed, GENERATED);
     for (n, value) in values.iter().enumerate() {
         let fixture = Fixture {
             kind: FixtureKind::Accepted,

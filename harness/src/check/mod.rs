@@ -2,22 +2,32 @@
 //! against the reference (the guard configured by the same contract). Findings are data;
 //! only a broken contract or corpus is an error.
 
-use airlock_guard::{AgentValue, Contract, ErrorCode, Guard, Request};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use airlock_guard::{Contract, ErrorCode, Guard, Request};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Adapter, AdapterFailure};
+use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
-use crate::answer::{raw_text, Answer};
 use crate::cases::{Case, Expectation, Upstream};
 use crate::corpus::{corpus_dir, Corpus};
-use crate::report::{ContractReport, Finding, FindingKind, Report, Severity};
-use crate::shape::closed_shape;
+use report::{ContractReport, Finding, FindingKind, Report, Severity};
+
+pub(crate) mod answer;
+mod judge;
+pub mod report;
+mod reproduce;
+pub(crate) mod shape;
+mod shrink;
+
+use judge::judge;
+pub(crate) use judge::judge_answer;
+pub use judge::{diff, leaked};
+use reproduce::write_reproducer;
+pub use reproduce::{replay, Reproducer};
+use shrink::{shrink, MAX_SHRINKS, SHRINKABLE};
 
 /// The default number of random cases per contract.
 pub const DEFAULT_RANDOM_CASES: usize = 500;
@@ -143,17 +153,6 @@ pub enum Progress<'a> {
     Contract(&'a str, usize),
     /// One more case done.
     Case,
-}
-
-/// A reproducer file: one case with everything needed to run it again.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Reproducer {
-    /// The contract folder.
-    pub contract: PathBuf,
-    /// The seed of the run that found it.
-    pub seed: u64,
-    /// The case.
-    pub case: Case,
 }
 
 /// A check run from code: what an adapter crate calls in its own `#[test]`.
@@ -322,39 +321,10 @@ fn out_of_time_finding(tool: &str, options: &CheckOptions, not_run: usize) -> Fi
     }
 }
 
-/// Run exactly the case of a reproducer.
-///
-/// # Errors
-///
-/// When its contract cannot be loaded.
-pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Report, CheckError> {
-    let subject = Subject::load(&reproducer.contract)?;
-    let options = CheckOptions {
-        seed: reproducer.seed,
-        random_cases: 0,
-        reproducers: None,
-        max_duration: None,
-    };
-    let start = Instant::now();
-    let report = run_cases(
-        &subject,
-        std::slice::from_ref(&reproducer.case),
-        &options,
-        None,
-        adapter,
-        &mut |_| {},
-    )?;
-    Ok(Report {
-        seed: reproducer.seed,
-        contracts: vec![report],
-        elapsed: start.elapsed(),
-    })
-}
-
 /// Cases handed to the adapter at once: lets an external adapter be pipelined.
 const BATCH: usize = 256;
 
-fn run_cases(
+pub(crate) fn run_cases(
     subject: &Subject,
     cases: &[Case],
     options: &CheckOptions,
@@ -560,83 +530,6 @@ fn run_cases(
     Ok(report)
 }
 
-/// Findings worth shrinking: those about the value, not about a process that died.
-const SHRINKABLE: [FindingKind; 4] = [
-    FindingKind::Verdict,
-    FindingKind::Value,
-    FindingKind::Leak,
-    FindingKind::Shape,
-];
-
-/// Findings shrunk per contract; later ones keep their full case.
-const MAX_SHRINKS: usize = 20;
-
-/// Adapter calls one shrink may spend.
-const SHRINK_BUDGET: usize = 300;
-
-/// The smallest body (by removing byte ranges, halving the range each round) that still
-/// makes the adapter produce a `kind` finding **and** gets the same verdict from the
-/// reference: a shrunk case that the contract would now admit (or now reject) is a
-/// different case, never reported as the same finding. `None` when nothing smaller keeps
-/// both.
-fn shrink(
-    guard: &Guard,
-    case: &Case,
-    request: &Request,
-    reference: &AgentValue,
-    kind: FindingKind,
-    deadline: Option<Instant>,
-    adapter: &mut dyn Adapter,
-) -> Option<Case> {
-    let Upstream::Body(original) = &case.upstream else {
-        return None;
-    };
-    let rejected = |v: &AgentValue| {
-        v.error()
-            .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse)
-    };
-    let verdict = rejected(reference);
-    let mut best = original.clone();
-    let mut budget = SHRINK_BUDGET;
-    let mut chunk = best.len() / 2;
-    let in_time = || deadline.is_none_or(|d| Instant::now() < d);
-    while chunk > 0 && budget > 0 && in_time() {
-        let mut start = 0;
-        let mut progressed = false;
-        while start < best.len() && budget > 0 && in_time() {
-            let end = (start + chunk).min(best.len());
-            let mut candidate = best.clone();
-            candidate.drain(start..end);
-            budget -= 1;
-            let reference = guard.admit(request, &candidate);
-            if rejected(reference.agent()) != verdict {
-                start += chunk;
-                continue;
-            }
-            let mut trial = case.clone();
-            trial.upstream = Upstream::Body(candidate.clone());
-            let actual = adapter.answer(request, &trial.upstream);
-            if judge(&trial, reference.agent(), &actual)
-                .iter()
-                .any(|(k, _)| *k == kind)
-            {
-                best = candidate;
-                progressed = true;
-            } else {
-                start += chunk;
-            }
-        }
-        if !progressed {
-            chunk /= 2;
-        }
-    }
-    (best.len() < original.len()).then(|| {
-        let mut minimal = case.clone();
-        minimal.upstream = Upstream::Body(best);
-        minimal
-    })
-}
-
 /// The file a case came from, for locating findings (the fixture, else the schema).
 fn case_file(subject: &Subject, case: &Case) -> Option<PathBuf> {
     case.origin
@@ -671,7 +564,7 @@ fn construction_disagrees(case: &Case, admitted: bool) -> Option<String> {
     }
 }
 
-fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
+pub(crate) fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
     match failure {
         AdapterFailure::Crash(what) => (FindingKind::Crash, format!("adapter crashed: {what}")),
         AdapterFailure::Timeout => (
@@ -688,278 +581,6 @@ fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
     }
 }
 
-/// The invariants of one case: shape, verdict, value, canaries. An answer given as bytes
-/// is read strictly (what any JSON reader would see), and the leak oracle reads every
-/// string literal of those bytes too, so a first duplicate member cannot hide a canary.
-fn judge(
-    case: &Case,
-    reference: &AgentValue,
-    actual: &Result<Answer, AdapterFailure>,
-) -> Vec<(FindingKind, String)> {
-    match actual {
-        Ok(answer) => judge_answer(&case.canaries, reference, answer),
-        Err(failure) => vec![failure_kind(failure)],
-    }
-}
-
-/// The invariants of one answer: shape, verdict, value, and none of `canaries` (unless
-/// the reference carries it).
-pub(crate) fn judge_answer(
-    canaries: &[String],
-    reference: &AgentValue,
-    answer: &Answer,
-) -> Vec<(FindingKind, String)> {
-    let mut findings = Vec::new();
-    let read = answer.read();
-    if !canaries.is_empty() {
-        let expected = reference.to_json();
-        let mut tokens = match &read {
-            Ok(agent) => leaked(canaries, &expected, agent),
-            Err(_) => Vec::new(),
-        };
-        if let Some(raw) = answer.raw() {
-            for token in leaked_in_text(canaries, &expected, &raw_text(raw)) {
-                if !tokens.contains(&token) {
-                    tokens.push(token);
-                }
-            }
-        }
-        for token in tokens {
-            findings.push((
-                FindingKind::Leak,
-                format!("canary {token:?} from the rejected input reached the agent value"),
-            ));
-        }
-    }
-    let agent = match read {
-        Ok(agent) => agent,
-        Err(reason) => {
-            findings.push((
-                FindingKind::Shape,
-                format!("the agent's bytes are not one unambiguous JSON value: {reason}"),
-            ));
-            return findings;
-        }
-    };
-    let agent = agent.as_ref();
-    let claim = match closed_shape(agent) {
-        Ok(claim) => claim,
-        Err(reason) => {
-            findings.push((
-                FindingKind::Shape,
-                format!("agent value is not one of the two closed shapes: {reason}"),
-            ));
-            return findings;
-        }
-    };
-    let reference_admits = reference
-        .error()
-        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
-    let say = |admits: bool| if admits { "admitted" } else { "rejected" };
-    if claim.admits() != reference_admits {
-        findings.push((
-            FindingKind::Verdict,
-            format!(
-                "adapter {} what the contract {}",
-                say(claim.admits()),
-                say(reference_admits)
-            ),
-        ));
-    } else {
-        if !same_value(agent, reference) {
-            let expected = reference.to_json();
-            findings.push((
-                FindingKind::Value,
-                format!(
-                    "agent value differs from the reference: {}",
-                    diff(&expected, agent)
-                ),
-            ));
-        }
-    }
-    findings
-}
-
-/// Whether an adapter's agent value (already known to be a closed shape) equals the
-/// reference's, member by member, without serialising the reference.
-fn same_value(agent: &Value, reference: &AgentValue) -> bool {
-    let text = |name: &str| agent.get(name).and_then(Value::as_str);
-    if text("tool") != Some(reference.tool()) || text("request_id") != Some(reference.request_id())
-    {
-        return false;
-    }
-    match (reference.data(), reference.error()) {
-        (Some(data), _) => agent
-            .get("data")
-            .and_then(Value::as_object)
-            .is_some_and(|agent| data == agent),
-        (None, Some((code, retryable))) => {
-            let error = &agent["error"];
-            error["code"].as_str() == Some(code.as_str())
-                && error["retryable"].as_bool() == Some(retryable)
-        }
-        (None, None) => false,
-    }
-}
-
-/// Canaries found in the agent value: verbatim, JSON-escaped, re-cased, or any 8+
-/// character piece of one, in any string or member name; unless the reference itself
-/// legitimately carries it.
-pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<String> {
-    leaked_in_text(canaries, expected, &all_text(agent))
-}
-
-/// Canaries found in `agent_text` (lower-cased text, as [`all_text`] or
-/// [`crate::answer::raw_text`] make it), unless the reference legitimately carries them.
-fn leaked_in_text(canaries: &[String], expected: &Value, agent_text: &str) -> Vec<String> {
-    let mut expected_text: Option<String> = None;
-    canaries
-        .iter()
-        .filter(|token| {
-            let token = token.to_lowercase();
-            let windows: Vec<&str> = (0..=token.len().saturating_sub(8))
-                .map(|i| &token[i..(i + 8).min(token.len())])
-                .collect();
-            let found = |text: &str| windows.iter().any(|w| text.contains(w));
-            // The reference's text is only needed when the agent's holds a piece.
-            found(agent_text) && !found(expected_text.get_or_insert_with(|| all_text(expected)))
-        })
-        .cloned()
-        .collect()
-}
-
-/// Every string and member name of `value`, and its serialisation, lower-cased: escapes
-/// are decoded in the strings and kept in the serialisation.
-fn all_text(value: &Value) -> String {
-    let mut out = value.to_string().to_lowercase();
-    fn collect(value: &Value, out: &mut String) {
-        match value {
-            Value::String(s) => {
-                out.push('\u{1}');
-                out.push_str(&s.to_lowercase());
-            }
-            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
-            Value::Object(map) => {
-                for (k, v) in map {
-                    out.push('\u{1}');
-                    out.push_str(&k.to_lowercase());
-                    collect(v, out);
-                }
-            }
-            _ => {}
-        }
-    }
-    collect(value, &mut out);
-    out
-}
-
-/// A short readable difference: the members that differ, by pointer.
-pub fn diff(expected: &Value, actual: &Value) -> String {
-    let mut out = Vec::new();
-    diff_at(expected, actual, String::new(), &mut out);
-    out.join("; ")
-}
-
-fn diff_at(expected: &Value, actual: &Value, at: String, out: &mut Vec<String>) {
-    match (expected, actual) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in a {
-                match b.get(k) {
-                    Some(w) => diff_at(v, w, format!("{at}/{k}"), out),
-                    None => out.push(format!("{at}/{k}: missing (expected {v})")),
-                }
-            }
-            for (k, w) in b {
-                if !a.contains_key(k) {
-                    out.push(format!("{at}/{k}: unexpected {}", short(w)));
-                }
-            }
-        }
-        _ if expected == actual => {}
-        _ => out.push(format!(
-            "{}: expected {}, got {}",
-            if at.is_empty() { "(root)" } else { &at },
-            short(expected),
-            short(actual)
-        )),
-    }
-}
-
-fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 80 {
-        format!("{}…", text.chars().take(80).collect::<String>())
-    } else {
-        text
-    }
-}
-
-/// Write a reproducer (`<dir>/<tool>/<case>.case.json`, the body and the request
-/// beside it); its path. The tool and the case id are made one safe file-name component
-/// each, so nothing is written outside `dir`.
-fn write_reproducer(
-    dir: &Path,
-    subject: &Subject,
-    seed: u64,
-    case: &Case,
-    request: &airlock_guard::Request,
-) -> Result<PathBuf, CheckError> {
-    let contract = subject.guard.contract();
-    let folder = reproducer_folder(dir, contract.tool());
-    let failed = |path: &Path, e: &dyn fmt::Display| CheckError {
-        path: path.to_path_buf(),
-        message: format!("cannot write the reproducer: {e}"),
-    };
-    std::fs::create_dir_all(&folder).map_err(|e| failed(&folder, &e))?;
-    let name = file_stem(&case.id);
-    let mut case = case.clone();
-    case.request = request.clone();
-    let reproducer = Reproducer {
-        contract: contract.dir().map(Path::to_path_buf).unwrap_or_default(),
-        seed,
-        case: case.clone(),
-    };
-    let write = |path: PathBuf, bytes: Result<Vec<u8>, serde_json::Error>| {
-        let bytes = bytes.map_err(|e| failed(&path, &e))?;
-        std::fs::write(&path, bytes).map_err(|e| failed(&path, &e))?;
-        Ok::<_, CheckError>(path)
-    };
-    let path = write(
-        folder.join(format!("{name}.case.json")),
-        serde_json::to_vec_pretty(&reproducer),
-    )?;
-    if let Upstream::Body(bytes) = &case.upstream {
-        write(folder.join(format!("{name}.json")), Ok(bytes.clone()))?;
-    }
-    write(
-        folder.join(format!("{name}.request.json")),
-        serde_json::to_vec_pretty(request),
-    )?;
-    Ok(path)
-}
-
-/// The folder of a tool's reproducers: always a direct child of `dir`, whatever the
-/// tool's name holds.
-fn reproducer_folder(dir: &Path, tool: &str) -> PathBuf {
-    dir.join(crate::cases::file_component(tool))
-}
-
-/// A file-name-safe, unique stem for a case id.
-fn file_stem(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect();
-    format!("{safe}-{:08x}", crate::cases::fnv1a(id.as_bytes()) as u32)
-}
-
 /// Sum of findings per kind, for summaries.
 pub fn kinds(findings: &[Finding]) -> BTreeMap<FindingKind, usize> {
     let mut out = BTreeMap::new();
@@ -967,28 +588,4 @@ pub fn kinds(findings: &[Finding]) -> BTreeMap<FindingKind, usize> {
         *out.entry(f.kind).or_insert(0) += 1;
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reproducers_of_a_hostile_tool_name_stay_inside_the_reproducer_folder() {
-        let dir = Path::new("/tmp/reproducers");
-        for tool in ["../../outside", "..", "/etc", "a/../../b"] {
-            assert_eq!(reproducer_folder(dir, tool).parent(), Some(dir), "{tool:?}");
-        }
-        assert_eq!(
-            reproducer_folder(dir, "review_status"),
-            dir.join("review_status")
-        );
-        for id in ["../../x", "fixture/a@accepted", ".."] {
-            let stem = file_stem(id);
-            assert!(
-                !stem.contains('/') && !stem.starts_with('.'),
-                "{id:?} -> {stem}"
-            );
-        }
-    }
 }

@@ -1,0 +1,219 @@
+//! The oracle: the invariants one answer must keep against the reference's agent value —
+//! read strictly, one of the two closed shapes, the reference's verdict and value, and no
+//! canary from the input anywhere in its bytes.
+
+use airlock_guard::{AgentValue, ErrorCode};
+use serde_json::Value;
+
+use super::answer::{raw_text, Answer};
+use super::failure_kind;
+use super::report::FindingKind;
+use super::shape::closed_shape;
+use crate::adapter::AdapterFailure;
+use crate::cases::Case;
+
+/// The invariants of one case: shape, verdict, value, canaries. An answer given as bytes
+/// is read strictly (what any JSON reader would see), and the leak oracle reads every
+/// string literal of those bytes too, so a first duplicate member cannot hide a canary.
+pub(crate) fn judge(
+    case: &Case,
+    reference: &AgentValue,
+    actual: &Result<Answer, AdapterFailure>,
+) -> Vec<(FindingKind, String)> {
+    match actual {
+        Ok(answer) => judge_answer(&case.canaries, reference, answer),
+        Err(failure) => vec![failure_kind(failure)],
+    }
+}
+
+/// The invariants of one answer: shape, verdict, value, and none of `canaries` (unless
+/// the reference carries it).
+pub(crate) fn judge_answer(
+    canaries: &[String],
+    reference: &AgentValue,
+    answer: &Answer,
+) -> Vec<(FindingKind, String)> {
+    let mut findings = Vec::new();
+    let read = answer.read();
+    if !canaries.is_empty() {
+        let expected = reference.to_json();
+        let mut tokens = match &read {
+            Ok(agent) => leaked(canaries, &expected, agent),
+            Err(_) => Vec::new(),
+        };
+        if let Some(raw) = answer.raw() {
+            for token in leaked_in_text(canaries, &expected, &raw_text(raw)) {
+                if !tokens.contains(&token) {
+                    tokens.push(token);
+                }
+            }
+        }
+        for token in tokens {
+            findings.push((
+                FindingKind::Leak,
+                format!("canary {token:?} from the rejected input reached the agent value"),
+            ));
+        }
+    }
+    let agent = match read {
+        Ok(agent) => agent,
+        Err(reason) => {
+            findings.push((
+                FindingKind::Shape,
+                format!("the agent's bytes are not one unambiguous JSON value: {reason}"),
+            ));
+            return findings;
+        }
+    };
+    let agent = agent.as_ref();
+    let claim = match closed_shape(agent) {
+        Ok(claim) => claim,
+        Err(reason) => {
+            findings.push((
+                FindingKind::Shape,
+                format!("agent value is not one of the two closed shapes: {reason}"),
+            ));
+            return findings;
+        }
+    };
+    let reference_admits = reference
+        .error()
+        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
+    let say = |admits: bool| if admits { "admitted" } else { "rejected" };
+    if claim.admits() != reference_admits {
+        findings.push((
+            FindingKind::Verdict,
+            format!(
+                "adapter {} what the contract {}",
+                say(claim.admits()),
+                say(reference_admits)
+            ),
+        ));
+    } else {
+        if !same_value(agent, reference) {
+            let expected = reference.to_json();
+            findings.push((
+                FindingKind::Value,
+                format!(
+                    "agent value differs from the reference: {}",
+                    diff(&expected, agent)
+                ),
+            ));
+        }
+    }
+    findings
+}
+
+/// Whether an adapter's agent value (already known to be a closed shape) equals the
+/// reference's, member by member, without serialising the reference.
+fn same_value(agent: &Value, reference: &AgentValue) -> bool {
+    let text = |name: &str| agent.get(name).and_then(Value::as_str);
+    if text("tool") != Some(reference.tool()) || text("request_id") != Some(reference.request_id())
+    {
+        return false;
+    }
+    match (reference.data(), reference.error()) {
+        (Some(data), _) => agent
+            .get("data")
+            .and_then(Value::as_object)
+            .is_some_and(|agent| data == agent),
+        (None, Some((code, retryable))) => {
+            let error = &agent["error"];
+            error["code"].as_str() == Some(code.as_str())
+                && error["retryable"].as_bool() == Some(retryable)
+        }
+        (None, None) => false,
+    }
+}
+
+/// Canaries found in the agent value: verbatim, JSON-escaped, re-cased, or any 8+
+/// character piece of one, in any string or member name; unless the reference itself
+/// legitimately carries it.
+pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<String> {
+    leaked_in_text(canaries, expected, &all_text(agent))
+}
+
+/// Canaries found in `agent_text` (lower-cased text, as [`all_text`] or
+/// [`crate::answer::raw_text`] make it), unless the reference legitimately carries them.
+fn leaked_in_text(canaries: &[String], expected: &Value, agent_text: &str) -> Vec<String> {
+    let mut expected_text: Option<String> = None;
+    canaries
+        .iter()
+        .filter(|token| {
+            let token = token.to_lowercase();
+            let windows: Vec<&str> = (0..=token.len().saturating_sub(8))
+                .map(|i| &token[i..(i + 8).min(token.len())])
+                .collect();
+            let found = |text: &str| windows.iter().any(|w| text.contains(w));
+            // The reference's text is only needed when the agent's holds a piece.
+            found(agent_text) && !found(expected_text.get_or_insert_with(|| all_text(expected)))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every string and member name of `value`, and its serialisation, lower-cased: escapes
+/// are decoded in the strings and kept in the serialisation.
+fn all_text(value: &Value) -> String {
+    let mut out = value.to_string().to_lowercase();
+    fn collect(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => {
+                out.push('\u{1}');
+                out.push_str(&s.to_lowercase());
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, out)),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    out.push('\u{1}');
+                    out.push_str(&k.to_lowercase());
+                    collect(v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    collect(value, &mut out);
+    out
+}
+
+/// A short readable difference: the members that differ, by pointer.
+pub fn diff(expected: &Value, actual: &Value) -> String {
+    let mut out = Vec::new();
+    diff_at(expected, actual, String::new(), &mut out);
+    out.join("; ")
+}
+
+fn diff_at(expected: &Value, actual: &Value, at: String, out: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                match b.get(k) {
+                    Some(w) => diff_at(v, w, format!("{at}/{k}"), out),
+                    None => out.push(format!("{at}/{k}: missing (expected {v})")),
+                }
+            }
+            for (k, w) in b {
+                if !a.contains_key(k) {
+                    out.push(format!("{at}/{k}: unexpected {}", short(w)));
+                }
+            }
+        }
+        _ if expected == actual => {}
+        _ => out.push(format!(
+            "{}: expected {}, got {}",
+            if at.is_empty() { "(root)" } else { &at },
+            short(expected),
+            short(actual)
+        )),
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    } else {
+        text
+    }
+}

@@ -1,0 +1,87 @@
+//! Shrinking a finding: the smallest body that keeps both the finding and the
+//! reference's verdict.
+
+use airlock_guard::{AgentValue, ErrorCode, Guard, Request};
+use std::time::Instant;
+
+use super::judge::judge;
+use super::report::FindingKind;
+use crate::adapter::Adapter;
+use crate::cases::{Case, Upstream};
+
+/// Findings worth shrinking: those about the value, not about a process that died.
+pub(super) const SHRINKABLE: [FindingKind; 4] = [
+    FindingKind::Verdict,
+    FindingKind::Value,
+    FindingKind::Leak,
+    FindingKind::Shape,
+];
+
+/// Findings shrunk per contract; later ones keep their full case.
+pub(super) const MAX_SHRINKS: usize = 20;
+
+/// Adapter calls one shrink may spend.
+const SHRINK_BUDGET: usize = 300;
+
+/// The smallest body (by removing byte ranges, halving the range each round) that still
+/// makes the adapter produce a `kind` finding **and** gets the same verdict from the
+/// reference: a shrunk case that the contract would now admit (or now reject) is a
+/// different case, never reported as the same finding. `None` when nothing smaller keeps
+/// both.
+pub(super) fn shrink(
+    guard: &Guard,
+    case: &Case,
+    request: &Request,
+    reference: &AgentValue,
+    kind: FindingKind,
+    deadline: Option<Instant>,
+    adapter: &mut dyn Adapter,
+) -> Option<Case> {
+    let Upstream::Body(original) = &case.upstream else {
+        return None;
+    };
+    let rejected = |v: &AgentValue| {
+        v.error()
+            .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse)
+    };
+    let verdict = rejected(reference);
+    let mut best = original.clone();
+    let mut budget = SHRINK_BUDGET;
+    let mut chunk = best.len() / 2;
+    let in_time = || deadline.is_none_or(|d| Instant::now() < d);
+    while chunk > 0 && budget > 0 && in_time() {
+        let mut start = 0;
+        let mut progressed = false;
+        while start < best.len() && budget > 0 && in_time() {
+            let end = (start + chunk).min(best.len());
+            let mut candidate = best.clone();
+            candidate.drain(start..end);
+            budget -= 1;
+            let reference = guard.admit(request, &candidate);
+            if rejected(reference.agent()) != verdict {
+                start += chunk;
+                continue;
+            }
+            let mut trial = case.clone();
+            trial.upstream = Upstream::Body(candidate.clone());
+            let actual = adapter.answer(request, &trial.upstream);
+            if judge(&trial, reference.agent(), &actual)
+                .iter()
+                .any(|(k, _)| *k == kind)
+            {
+                best = candidate;
+                progressed = true;
+            } else {
+                start += chunk;
+            }
+        }
+        if !progressed {
+            chunk /= 2;
+        }
+    }
+    (best.len() < original.len()).then(|| {
+        let mut minimal = case.clone();
+        minimal.upstream = Upstream::Body(best);
+        minimal
+    })
+}
