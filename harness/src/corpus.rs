@@ -70,27 +70,74 @@ pub struct Corpus {
     pub fixtures: Vec<Fixture>,
 }
 
-/// A corpus that cannot be read: the file and the reason.
+/// A corpus that cannot be used: where, and why.
 #[derive(Debug)]
-pub struct CorpusError {
-    /// The file or folder at fault.
-    pub path: PathBuf,
-    /// What is wrong.
-    pub message: String,
+#[non_exhaustive]
+pub enum CorpusError {
+    /// No corpus folder at any of the places looked at.
+    NotFound {
+        /// The folders tried, in order.
+        tried: Vec<PathBuf>,
+    },
+    /// A file or folder of the corpus cannot be read.
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// A file or folder is not what the corpus layout requires.
+    Invalid {
+        /// The file or folder at fault.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
+}
+
+impl CorpusError {
+    /// The file or folder at fault (the first folder tried, for [`CorpusError::NotFound`]).
+    pub fn path(&self) -> &Path {
+        match self {
+            CorpusError::NotFound { tried } => tried.first().map_or(Path::new(""), |p| p),
+            CorpusError::Io { path, .. } | CorpusError::Invalid { path, .. } => path,
+        }
+    }
 }
 
 impl fmt::Display for CorpusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        match self {
+            CorpusError::NotFound { tried } => {
+                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                write!(
+                    f,
+                    "no corpus folder (tried {}): put request.json and the fixtures in \
+                     corpora/<tool> beside schemas/<tool>, or name the folder with --corpus DIR",
+                    tried.join(", ")
+                )
+            }
+            CorpusError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            CorpusError::Invalid { path, reason } => write!(f, "{}: {reason}", path.display()),
+        }
     }
 }
 
+// The message holds the whole chain (the variants keep their cause as data): no
+// `source()`, so an error chain prints each piece once.
 impl std::error::Error for CorpusError {}
 
-fn error(path: &Path, message: impl fmt::Display) -> CorpusError {
-    CorpusError {
+fn error(path: &Path, reason: impl fmt::Display) -> CorpusError {
+    CorpusError::Invalid {
         path: path.to_path_buf(),
-        message: message.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> CorpusError {
+    CorpusError::Io {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
@@ -105,6 +152,25 @@ pub fn corpus_dir(contract: &Contract) -> Option<PathBuf> {
     let root = dir.parent()?.parent()?;
     let tool = contract.tool();
     (crate::cases::file_component(tool) == tool).then(|| root.join("corpora").join(tool))
+}
+
+/// The corpus of the contract in `contract_dir`: `corpus` when given (`--corpus DIR`),
+/// else the folder [`corpus_dir`] names. Not found is an error naming what was tried.
+///
+/// # Errors
+///
+/// When no corpus folder is there, or it does not load.
+pub fn find_corpus(contract: &Contract, corpus: Option<&Path>) -> Result<Corpus, CorpusError> {
+    let dir = match corpus {
+        Some(dir) => dir.to_path_buf(),
+        None => corpus_dir(contract).ok_or_else(|| CorpusError::Invalid {
+            path: contract.dir().map(Path::to_path_buf).unwrap_or_default(),
+            reason: "no corpus folder can be derived from this contract's folder \
+                     (corpora/<tool> beside schemas/<tool>): name it with --corpus DIR"
+                .into(),
+        })?,
+    };
+    Corpus::load(&dir)
 }
 
 /// A fixture's name: its file name without `.json`.
@@ -122,7 +188,7 @@ pub fn fixture_name(path: &Path) -> String {
 ///
 /// When it cannot be read or is not a request.
 pub fn read_request(path: &Path) -> Result<Request, CorpusError> {
-    let bytes = std::fs::read(path).map_err(|e| error(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
     Request::from_json(&bytes).map_err(|e| error(path, format!("not a request: {e}")))
 }
 
@@ -137,7 +203,9 @@ impl Corpus {
     /// the files beside it.
     pub fn load(dir: &Path) -> Result<Self, CorpusError> {
         if !dir.is_dir() {
-            return Err(error(dir, "corpus folder not found"));
+            return Err(CorpusError::NotFound {
+                tried: vec![dir.to_path_buf()],
+            });
         }
         for entry in sorted_entries(dir)? {
             let name = entry.file_name().unwrap_or_default().to_string_lossy();
@@ -192,7 +260,7 @@ fn historical_fixtures(
     request: &Request,
 ) -> Result<Vec<Fixture>, CorpusError> {
     let expect_path = dir.join("expect.toml");
-    let text = std::fs::read_to_string(&expect_path).map_err(|e| error(&expect_path, e))?;
+    let text = std::fs::read_to_string(&expect_path).map_err(|e| io_error(&expect_path, e))?;
     let mut expect: BTreeMap<String, Expect> =
         toml::from_str(&text).map_err(|e| error(&expect_path, e.to_string().trim_end()))?;
     let mut out = Vec::new();
@@ -227,7 +295,7 @@ fn fixture(
     expect: Expect,
     default: &Request,
 ) -> Result<Fixture, CorpusError> {
-    let bytes = std::fs::read(path).map_err(|e| error(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
     let name = fixture_name(path);
     let override_path = path.with_file_name(format!("{name}.request.json"));
     let request = if override_path.exists() {
@@ -247,8 +315,8 @@ fn fixture(
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut entries = std::fs::read_dir(dir)
-        .map_err(|e| error(dir, e))?
-        .map(|entry| entry.map(|e| e.path()).map_err(|e| error(dir, e)))
+        .map_err(|e| io_error(dir, e))?
+        .map(|entry| entry.map(|e| e.path()).map_err(|e| io_error(dir, e)))
         .collect::<Result<Vec<_>, _>>()?;
     entries.sort();
     Ok(entries)

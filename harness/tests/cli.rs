@@ -381,3 +381,44 @@ fn mutate_writes_the_chosen_classes_as_raw_files_with_a_manifest() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_missing_corpus_names_the_folder_tried_and_corpus_names_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("lonely");
+    std::fs::create_dir(&contract).unwrap();
+    for file in ["contract.toml", "v1.schema.json", "v2.schema.json"] {
+        std::fs::copy(
+            root().join("schemas/review_status").join(file),
+            contract.join(file),
+        )
+        .unwrap();
+    }
+    let lonely = contract.to_str().unwrap();
+    let out = airlock(&["check", "--contract", lonely], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tried = dir.path().parent().unwrap().join("corpora/review_status");
+    assert!(stderr.contains(&tried.display().to_string()), "{stderr}");
+    assert!(stderr.contains("--corpus DIR"), "{stderr}");
+    assert_eq!(stderr.matches("no corpus folder").count(), 1, "{stderr}");
+    let corpus = root().join("corpora/review_status");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            lonely,
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--cases",
+            "5",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::adversary::schema_at;
 use crate::check::CheckError;
-use crate::corpus::{corpus_dir, Corpus};
+use crate::corpus::find_corpus;
 
 /// How a change affects those who depend on the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -104,19 +104,15 @@ pub struct Certificate {
 /// When either version or the corpus cannot be loaded.
 pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError> {
     let load = |version: u32| {
-        Contract::load_version(dir, version).map_err(|e| CheckError {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
+        Contract::load_version(dir, version).map_err(|source| CheckError::Contract {
+            dir: dir.to_path_buf(),
+            source,
         })
     };
     let (old, new) = (load(from)?, load(to)?);
-    let corpus_path = corpus_dir(&new).ok_or_else(|| CheckError {
-        path: dir.to_path_buf(),
-        message: "no corpus folder for this contract".into(),
-    })?;
-    let corpus = Corpus::load(&corpus_path).map_err(|e| CheckError {
-        path: e.path,
-        message: e.message,
+    let corpus = find_corpus(&new, None).map_err(|source| CheckError::Corpus {
+        dir: dir.to_path_buf(),
+        source,
     })?;
     let bases: Vec<Value> = corpus
         .fixtures

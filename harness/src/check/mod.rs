@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
 use crate::cases::{Case, Expectation, Upstream};
-use crate::corpus::{corpus_dir, Corpus};
+use crate::corpus::{find_corpus, Corpus, CorpusError};
 use report::{ContractReport, Finding, FindingKind, Report, Severity};
 
 pub(crate) mod answer;
@@ -45,21 +45,68 @@ pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 /// others are counted in [`ContractReport::reproducers_not_written`].
 pub const MAX_REPRODUCERS_PER_CLASS: usize = 5;
 
-/// A contract or corpus that cannot be checked.
+/// Why a contract or its corpus cannot be checked, or the run's files written.
 #[derive(Debug)]
-pub struct CheckError {
+#[non_exhaustive]
+pub enum CheckError {
+    /// The contract does not load.
+    Contract {
+        /// The contract folder.
+        dir: PathBuf,
+        /// Why.
+        source: airlock_guard::ContractError,
+    },
+    /// The contract's corpus cannot be found or read.
+    Corpus {
+        /// The contract folder.
+        dir: PathBuf,
+        /// Why.
+        source: CorpusError,
+    },
+    /// A folder of contracts holds none, or cannot be read.
+    NoContracts {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A reproducer could not be written.
+    Reproducer {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl CheckError {
     /// The folder or file at fault.
-    pub path: PathBuf,
-    /// What is wrong.
-    pub message: String,
+    pub fn path(&self) -> &Path {
+        match self {
+            CheckError::Contract { dir, .. } | CheckError::NoContracts { dir, .. } => dir,
+            CheckError::Corpus { source, .. } => source.path(),
+            CheckError::Reproducer { path, .. } => path,
+        }
+    }
 }
 
 impl fmt::Display for CheckError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        match self {
+            CheckError::Contract { dir, source } => write!(f, "{}: {source}", dir.display()),
+            CheckError::Corpus { dir, source } => {
+                write!(f, "the corpus of {}: {source}", dir.display())
+            }
+            CheckError::NoContracts { dir, reason }
+            | CheckError::Reproducer { path: dir, reason } => {
+                write!(f, "{}: {reason}", dir.display())
+            }
+        }
     }
 }
 
+// The message holds the whole chain (the variants keep their cause as data): no
+// `source()`, so an error chain prints each piece once.
 impl std::error::Error for CheckError {}
 
 /// A contract with its corpus, ready to check.
@@ -78,17 +125,23 @@ impl Subject {
     ///
     /// When either cannot be loaded.
     pub fn load(dir: &Path) -> Result<Self, CheckError> {
-        let contract = Contract::load(dir).map_err(|e| CheckError {
-            path: dir.to_path_buf(),
-            message: e.to_string(),
+        Self::load_with_corpus(dir, None)
+    }
+
+    /// Load the contract in `dir` and its corpus: `corpus` when given, else the one
+    /// beside the contract (see [`find_corpus`]).
+    ///
+    /// # Errors
+    ///
+    /// When either cannot be loaded; a missing corpus names the folders tried.
+    pub fn load_with_corpus(dir: &Path, corpus: Option<&Path>) -> Result<Self, CheckError> {
+        let contract = Contract::load(dir).map_err(|source| CheckError::Contract {
+            dir: dir.to_path_buf(),
+            source,
         })?;
-        let corpus_path = corpus_dir(&contract).ok_or_else(|| CheckError {
-            path: dir.to_path_buf(),
-            message: "cannot locate corpora/<tool> beside the contract".into(),
-        })?;
-        let corpus = Corpus::load(&corpus_path).map_err(|e| CheckError {
-            path: e.path.clone(),
-            message: e.message,
+        let corpus = find_corpus(&contract, corpus).map_err(|source| CheckError::Corpus {
+            dir: dir.to_path_buf(),
+            source,
         })?;
         Ok(Self {
             guard: Guard::new(contract),
@@ -103,9 +156,9 @@ impl Subject {
 ///
 /// When the folder cannot be read or holds no contract.
 pub fn discover(schemas: &Path) -> Result<Vec<PathBuf>, CheckError> {
-    let err = |message: String| CheckError {
-        path: schemas.to_path_buf(),
-        message,
+    let err = |reason: String| CheckError::NoContracts {
+        dir: schemas.to_path_buf(),
+        reason,
     };
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(schemas)
         .map_err(|e| err(e.to_string()))?

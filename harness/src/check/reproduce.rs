@@ -63,9 +63,9 @@ pub(super) fn write_reproducer(
 ) -> Result<PathBuf, CheckError> {
     let contract = subject.guard.contract();
     let folder = reproducer_folder(dir, contract.tool());
-    let failed = |path: &Path, e: &dyn fmt::Display| CheckError {
+    let failed = |path: &Path, e: &dyn fmt::Display| CheckError::Reproducer {
         path: path.to_path_buf(),
-        message: format!("cannot write the reproducer: {e}"),
+        reason: format!("cannot write the reproducer: {e}"),
     };
     std::fs::create_dir_all(&folder).map_err(|e| failed(&folder, &e))?;
     let name = file_stem(&case.id);

@@ -47,6 +47,10 @@ pub struct CheckArgs {
     /// A contract folder (repeatable); default: every contract under ./schemas.
     #[arg(long = "contract")]
     contracts: Vec<PathBuf>,
+    /// The corpus folder of the (one) contract; default: `corpora/<tool>` beside its
+    /// `schemas/<tool>`.
+    #[arg(long, requires = "contracts")]
+    corpus: Option<PathBuf>,
     /// The adapter under test, run as `sh -c CMD` over the exec protocol; default: the
     /// guard itself, in process.
     #[arg(long)]
@@ -121,9 +125,12 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         } else {
             args.contracts.clone()
         };
+        if args.corpus.is_some() && dirs.len() != 1 {
+            anyhow::bail!("--corpus names the corpus of one contract: give exactly one --contract");
+        }
         let subjects = dirs
             .iter()
-            .map(|d| Subject::load(d))
+            .map(|d| Subject::load_with_corpus(d, args.corpus.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
         for subject in subjects.iter().filter(|s| s.corpus.fixtures.is_empty()) {
             eprintln!(
@@ -167,8 +174,8 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         bar.finish_and_clear();
         // The run's only error: a reproducer that could not be written (exit 3).
         report.map_err(|e| super::WriteError {
-            what: e.path.display().to_string(),
-            source: std::io::Error::other(e.message),
+            what: e.path().display().to_string(),
+            source: std::io::Error::other(e.to_string()),
         })?
     };
     emit(&report, args.format, args.output.as_ref())?;
