@@ -118,7 +118,10 @@ impl Adapter for GuardAdapter {
         upstream: &Upstream,
     ) -> Result<Value, AdapterFailure> {
         let guard = self.route(request).ok_or_else(|| {
-            AdapterFailure::Protocol(format!("no contract for tool {:?}", request.tool))
+            AdapterFailure::Protocol(match &request.tool {
+                Some(tool) => format!("no contract for tool {tool:?}"),
+                None => "the request names no tool and several contracts are served".into(),
+            })
         })?;
         Ok(match upstream {
             Upstream::Body(bytes) => guard.admit(request, bytes).agent().to_json(),
