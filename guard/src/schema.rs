@@ -257,6 +257,30 @@ impl CompiledSchema {
         }
     }
 
+    /// [`CompiledSchema::validate_doc`] for the guard: a rejected body of more than
+    /// [`MAX_EXPLAINED_BYTES`] is not explained. Explaining costs a `serde_json` copy of
+    /// the document, and the validator keeps a copy of the value behind each failure of a
+    /// `oneOf` branch (the whole envelope, several times): tens of times the body's size.
+    pub(crate) fn judge_doc(&self, doc: &Node<'_>, body_len: usize) -> Result<(), Diagnostic> {
+        if body_len <= MAX_EXPLAINED_BYTES {
+            return self.validate_doc(doc);
+        }
+        if self.doc_validator.is_valid(doc) {
+            return Ok(());
+        }
+        let message = format!(
+            "the response is invalid under the schema; at {body_len} bytes it is not \
+             explained (rejections are explained up to {MAX_EXPLAINED_BYTES} bytes, to keep \
+             their memory near the body's size): `airlock validate` on the body says why"
+        );
+        Err(Diagnostic::new(
+            Stage::Schema,
+            "schema",
+            message.clone(),
+            message,
+        ))
+    }
+
     /// Validate `instance`; on failure, the operator diagnostic of the most relevant
     /// error (the branch of a `oneOf` that got furthest is kept as causes).
     ///
@@ -280,6 +304,11 @@ fn unexplained() -> Diagnostic {
     let message = "the response is invalid, but the validator gave no explanation";
     Diagnostic::new(Stage::Schema, "schema", message, message)
 }
+
+/// The guard explains a schema rejection of a body up to this size (1 MiB); a larger
+/// rejected body gets a diagnostic that says it was not explained. See
+/// `CompiledSchema::judge_doc`.
+pub const MAX_EXPLAINED_BYTES: usize = 1024 * 1024;
 
 /// At most this many causes are kept under one diagnostic; the others are counted in its
 /// message. (A body of thousands of bad items would otherwise carry thousands of causes.)

@@ -3,7 +3,7 @@
 
 use airlock_guard::{
     AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Limits,
-    Request, Stage, StopReason, TransportError, Verdict, MAX_BYTES_CEILING,
+    Request, Stage, StopReason, TransportError, Verdict, MAX_BYTES_CEILING, MAX_EXPLAINED_BYTES,
 };
 use serde_json::Value;
 use std::io::Read;
@@ -619,15 +619,15 @@ fn bulk_contract() -> Contract {
 fn a_large_rejected_body_gets_a_diagnostic_whose_size_does_not_depend_on_the_body() {
     let guard = Guard::new(bulk_contract());
     let request = Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap());
-    // One item quotes a 200 KB value; twenty thousand more carry a member too many each.
+    // One item quotes a 200 KB value; twelve thousand more carry a member too many each.
     let huge = "h".repeat(200_000);
     let mut items = vec![format!(r#"{{"id":"{huge}"}}"#)];
-    items.extend((0..20_000).map(|i| format!(r#"{{"id":"i{i}","extra":{i}}}"#)));
+    items.extend((0..12_000).map(|i| format!(r#"{{"id":"i{i}","extra":{i}}}"#)));
     let body = format!(
         r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{}]}}}}"#,
         items.join(",")
     );
-    assert!(body.len() > 500_000);
+    assert!(body.len() > 400_000 && body.len() <= MAX_EXPLAINED_BYTES);
     let admission = guard.admit(&request, body.as_bytes());
     let audit = admission.audit();
     assert_eq!(audit.verdict(), Verdict::Rejected);
@@ -653,4 +653,43 @@ fn a_large_rejected_body_gets_a_diagnostic_whose_size_does_not_depend_on_the_bod
     assert!(!line.contains(&"h".repeat(600)));
     let text = format!("{diagnostic}");
     assert!(text.len() < 2 * 1024, "{} bytes", text.len());
+}
+
+#[test]
+fn a_rejected_body_past_the_explained_size_says_it_was_not_explained() {
+    let guard = Guard::new(bulk_contract());
+    let request = Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap());
+    let items: Vec<String> = (0..90_000)
+        .map(|i| format!(r#"{{"id":"i{i}","extra":{i}}}"#))
+        .collect();
+    let body = format!(
+        r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{}]}}}}"#,
+        items.join(",")
+    );
+    assert!(body.len() > MAX_EXPLAINED_BYTES);
+    let admission = guard.admit(&request, body.as_bytes());
+    assert_eq!(admission.audit().verdict(), Verdict::Rejected);
+    let diagnostic = admission.audit().diagnostic().unwrap();
+    assert_eq!(diagnostic.stage(), Stage::Schema);
+    assert!(
+        diagnostic.message().contains("not explained"),
+        "{diagnostic}"
+    );
+    // A valid body of the same size is admitted: only the explanation is skipped.
+    let valid = items
+        .iter()
+        .map(|item| {
+            item.split(r#","extra""#)
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+                + "}"
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let valid = format!(
+        r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{valid}]}}}}"#
+    );
+    assert!(valid.len() > MAX_EXPLAINED_BYTES);
+    assert!(guard.admit(&request, valid.as_bytes()).is_admitted());
 }
