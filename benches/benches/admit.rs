@@ -3,8 +3,8 @@
 //! Results and the command: BENCHMARKS.md. Memory under hostile input: `benches/memory.rs`.
 
 use airlock_benches::{
-    bench_contract, bulk_body, bulk_request, first_success_fixture, fixture_request,
-    shipped_contract,
+    bench_contract, bulk_body, bulk_body_with_extra_members, bulk_request, first_success_fixture,
+    fixture_request, large_limit_contract, shipped_contract,
 };
 use airlock_guard::{Contract, Guard, Request};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
@@ -122,10 +122,34 @@ fn hostile(c: &mut Criterion) {
     group.finish();
 }
 
+/// Schema-stage rejections (one error per item) on a contract allowing 64 MiB, against
+/// admitting the valid body each was made from: about 1 MB (explained, within
+/// `MAX_EXPLAINED_BYTES`) and 2 MB (past it: not explained). (Peak memory:
+/// `benches/memory.rs`.)
+fn large_limit_rejection(c: &mut Criterion) {
+    let guard = Guard::new(large_limit_contract());
+    let request = bulk_request();
+    let mut group = c.benchmark_group("large_limit_rejection");
+    group.sample_size(10);
+    for (name, len) in [("1mb", 900_000), ("2mb", 2_000_000)] {
+        let valid = bulk_body("bulk_status_large", len);
+        let rejected = bulk_body_with_extra_members(len);
+        assert!(guard.admit(&request, &valid).is_admitted());
+        assert!(!guard.admit(&request, &rejected).is_admitted());
+        group.bench_function(format!("valid_{name}"), |b| {
+            b.iter(|| black_box(guard.admit(&request, black_box(&valid))))
+        });
+        group.bench_function(format!("schema_rejection_{name}"), |b| {
+            b.iter(|| black_box(guard.admit(&request, black_box(&rejected))))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = admit_vs_baseline, parse_vs_serde_json, hostile
+    targets = admit_vs_baseline, parse_vs_serde_json, hostile, large_limit_rejection
 }
 
 criterion::criterion_main!(benches);

@@ -1,8 +1,12 @@
 //! Peak heap growth while the guard judges hostile bodies, against the 4096-byte limit of
-//! the contract: memory is bounded by the limit, not by what the upstream sends. Run with
-//! `cargo bench -p airlock-benches --bench memory`; it prints one line per input.
+//! the contract: memory is bounded by the limit, not by what the upstream sends. Then a
+//! schema-stage rejection of a 20 MB body on a contract with the largest limit (64 MiB),
+//! against admitting a valid body of the same size, with the size of its diagnostic. Run
+//! with `cargo bench -p airlock-benches --bench memory`; it prints one line per input.
 
-use airlock_benches::{bench_contract, bulk_body, bulk_request};
+use airlock_benches::{
+    bench_contract, bulk_body, bulk_body_with_extra_members, bulk_request, large_limit_contract,
+};
 use airlock_guard::Guard;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -37,11 +41,56 @@ static ALLOCATOR: Counting = Counting;
 const HUNDRED_MB: u64 = 100 * 1024 * 1024;
 
 fn measure(name: &str, f: &mut dyn FnMut()) {
+    let peak = peak_of(f);
+    println!("memory: {name}: peak heap growth {peak} bytes (max_bytes = 4096)");
+}
+
+/// Peak heap growth while `f` runs, in bytes.
+fn peak_of(f: &mut dyn FnMut()) -> usize {
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     f();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
-    println!("memory: {name}: peak heap growth {peak} bytes (max_bytes = 4096)");
+    PEAK.load(Ordering::Relaxed) - before
+}
+
+/// Bodies rejected at the schema stage (one error per item) by a contract allowing 64 MiB:
+/// one within `MAX_EXPLAINED_BYTES` (explained), one of 20 MB (not explained), against
+/// admitting the largest valid body (100 000 items, `maxItems`). The bodies are built
+/// before measuring.
+fn large_limit_rejection() {
+    let guard = Guard::new(large_limit_contract());
+    let request = bulk_request();
+    let valid = bulk_body("bulk_status_large", 8_600_000);
+    assert!(guard.admit(&request, &valid).is_admitted());
+    let valid_peak = peak_of(&mut || drop(black_box(guard.admit(&request, &valid))));
+    println!(
+        "memory: valid_{}b_large_limit: peak heap growth {valid_peak} bytes ({:.2}x the body)",
+        valid.len(),
+        valid_peak as f64 / valid.len() as f64
+    );
+    for len in [900_000, 20_000_000] {
+        let rejected = bulk_body_with_extra_members(len);
+        let mut sizes = (0, 0, 0);
+        let peak = peak_of(&mut || {
+            let admission = guard.admit(&request, &rejected);
+            let audit = admission.audit();
+            sizes = (
+                audit.diagnostic().map_or(0, |d| d.to_string().len()),
+                audit.to_json_line().len(),
+                audit.diagnostic().map_or(0, |d| d.causes().len()),
+            );
+            drop(black_box(admission));
+        });
+        println!(
+            "memory: schema_rejection_{}b_large_limit: peak heap growth {peak} bytes \
+             ({:.2}x the body); diagnostic {} bytes, audit line {} bytes, {} causes kept",
+            rejected.len(),
+            peak as f64 / rejected.len() as f64,
+            sizes.0,
+            sizes.1,
+            sizes.2
+        );
+    }
 }
 
 fn main() {
@@ -70,4 +119,5 @@ fn main() {
     measure("brackets_4k_within_limit", &mut || {
         drop(black_box(guard.admit(&request, &brackets)))
     });
+    large_limit_rejection();
 }

@@ -104,3 +104,32 @@ pub fn fixture_request(dir: &Path, fixture: &Path) -> Request {
     Request::from_json(&std::fs::read(&path).expect("request file reads"))
         .expect("request file is valid")
 }
+
+/// `bulk_status_large` with the largest byte limit any contract may have
+/// ([`airlock_guard::MAX_BYTES_CEILING`], 64 MiB): for rejections of very large bodies.
+///
+/// # Panics
+///
+/// When the bench contract's schema does not load (a broken checkout).
+pub fn large_limit_contract() -> Contract {
+    let path = root().join("benches/contracts/bulk_status_large/v1.schema.json");
+    let schema = serde_json::from_slice(&std::fs::read(path).expect("bench schema readable"))
+        .expect("bench schema is JSON");
+    Contract::builder("bulk_status_large", schema)
+        .limits(airlock_guard::Limits {
+            max_bytes: airlock_guard::MAX_BYTES_CEILING,
+            max_depth: 8,
+        })
+        .agent_field("/data/batch_id")
+        .agent_field("/data/total")
+        .build()
+        .expect("bench contract builds")
+}
+
+/// A `bulk_status_large` body of about `len` bytes in which every item carries one
+/// member the schema does not allow: a schema-stage rejection with one error per item.
+pub fn bulk_body_with_extra_members(len: usize) -> Vec<u8> {
+    let body = String::from_utf8(bulk_body("bulk_status_large", len)).unwrap_or_default();
+    body.replace(r#""state":"#, r#""extra":1,"state":"#)
+        .into_bytes()
+}

@@ -71,7 +71,67 @@ impl Verdict {
     }
 }
 
+/// The longest text a diagnostic keeps of a message or an instance path: a quoted value
+/// is cut there, so a diagnostic's size does not depend on the body's.
+pub(crate) const MAX_TEXT_BYTES: usize = 512;
+
+/// `value`'s `Display`, written into at most [`MAX_TEXT_BYTES`] bytes: formatting stops
+/// there (a huge value is never rendered whole) and the text ends with a cut mark.
+pub(crate) fn bounded(value: &(impl fmt::Display + ?Sized)) -> String {
+    struct Capped {
+        out: String,
+        cut: bool,
+    }
+    impl fmt::Write for Capped {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            let room = MAX_TEXT_BYTES - self.out.len();
+            if s.len() <= room {
+                self.out.push_str(s);
+                return Ok(());
+            }
+            let mut end = room;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.out.push_str(&s[..end]);
+            self.cut = true;
+            Err(fmt::Error)
+        }
+    }
+    let mut capped = Capped {
+        out: String::new(),
+        cut: false,
+    };
+    // An error here is the cut (or a failing `Display`, which leaves what it wrote).
+    let _ = fmt::write(&mut capped, format_args!("{value}"));
+    if capped.cut {
+        capped.out.push_str(CUT_MARK);
+    }
+    capped.out
+}
+
+/// Ends a text cut at [`MAX_TEXT_BYTES`].
+const CUT_MARK: &str = "… (cut)";
+
+/// `text` cut at twice [`MAX_TEXT_BYTES`] (room for a bounded message and its context).
+fn capped(text: String) -> String {
+    if text.len() <= 2 * MAX_TEXT_BYTES {
+        return text;
+    }
+    let mut end = 2 * MAX_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut text = text;
+    text.truncate(end);
+    text.push_str(CUT_MARK);
+    text
+}
+
 /// Why a response was rejected, for the operator. (Boxed: results carrying it stay small.)
+///
+/// Every text it holds is bounded: messages and paths are cut at a kilobyte, and at most
+/// a few causes are kept, so its size does not depend on the body's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Diagnostic {
@@ -107,24 +167,25 @@ impl Diagnostic {
         Self {
             inner: Box::new(DiagnosticInner {
                 stage,
-                keyword: keyword.into(),
+                keyword: capped(keyword.into()),
                 schema_path: None,
                 instance_path: None,
                 byte_offset: None,
-                message: message.into(),
-                masked: masked.into(),
+                message: capped(message.into()),
+                masked: capped(masked.into()),
                 causes: Vec::new(),
             }),
         }
     }
 
     pub(crate) fn with_schema_path(mut self, path: impl Into<String>) -> Self {
-        self.inner.schema_path = Some(path.into());
+        self.inner.schema_path = Some(capped(path.into()));
         self
     }
 
     pub(crate) fn with_instance_path(mut self, path: impl Into<String>) -> Self {
-        self.inner.instance_path = Some(path.into());
+        // A member name can be as long as the body; the path is cut like a message.
+        self.inner.instance_path = Some(capped(path.into()));
         self
     }
 
@@ -251,7 +312,8 @@ impl AuditRecord {
     pub fn tool(&self) -> &str {
         &self.tool
     }
-    /// The contract's current version.
+    /// The version of the contract whose schema judged the response (the manifest's
+    /// current version unless the contract was loaded with `Contract::load_version`).
     pub fn contract_version(&self) -> u32 {
         self.contract_version
     }

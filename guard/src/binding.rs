@@ -1,7 +1,7 @@
 //! Stage 4: request binding. The response must answer the outstanding request: its
 //! `request_id` is the request's, and every parameter check of the contract holds.
 
-use crate::audit::{Diagnostic, Stage};
+use crate::audit::{bounded, Diagnostic, Stage};
 use crate::checks::CheckSpec;
 use crate::doc::Node;
 use crate::request::Request;
@@ -24,7 +24,8 @@ pub(crate) fn bind(
                 Stage::Binding,
                 "request_id",
                 format!(
-                    "response answers request {other}, not the outstanding {:?}",
+                    "response answers request {}, not the outstanding {:?}",
+                    bounded(other),
                     request.request_id
                 ),
                 "response request_id is not the outstanding request's",

@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use std::fmt;
 
-use crate::audit::{Diagnostic, Stage};
+use crate::audit::{bounded, Diagnostic, Stage};
 use crate::doc::Node;
 use crate::pointer::{member, Pointer};
 use crate::request::Request;
@@ -98,7 +98,11 @@ impl CheckSpec {
             CheckSpec::EqualsParam { param, .. } => match member(&request.params, param) {
                 Some(expected) if value.same_as(expected) => Ok(()),
                 Some(expected) => fail(
-                    format!("{value} is not the requested {param} {expected}"),
+                    format!(
+                        "{} is not the requested {param} {}",
+                        bounded(value),
+                        bounded(expected)
+                    ),
                     format!("value is not the requested {param}"),
                 ),
                 None => fail(
@@ -109,7 +113,7 @@ impl CheckSpec {
             CheckSpec::InParam { param, .. } => match member(&request.params, param) {
                 Some(Value::Array(allowed)) if allowed.iter().any(|a| value.same_as(a)) => Ok(()),
                 Some(Value::Array(_)) => fail(
-                    format!("{value} is not one of the requested {param}"),
+                    format!("{} is not one of the requested {param}", bounded(value)),
                     format!("value is not one of the requested {param}"),
                 ),
                 _ => fail(
@@ -122,7 +126,7 @@ impl CheckSpec {
             } => {
                 let Some(time) = value.text().and_then(parse_time) else {
                     return fail(
-                        format!("{value} is not an RFC 3339 time"),
+                        format!("{} is not an RFC 3339 time", bounded(value)),
                         "value is not an RFC 3339 time".into(),
                     );
                 };

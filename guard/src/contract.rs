@@ -4,17 +4,17 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
-use crate::limits::{Limits, MAX_DEPTH_CEILING};
+use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
+use crate::resources::{is_plain_name, read_regular, ReadRegularError, Resources};
 use crate::retry::RetryPolicy;
-use crate::schema::{can_contain, CompiledSchema, Resources, SchemaError};
+use crate::schema::{can_contain, CompiledSchema, SchemaError};
 
 /// The manifest's file name inside a contract folder.
 pub const MANIFEST: &str = "contract.toml";
@@ -24,25 +24,42 @@ pub const MANIFEST: &str = "contract.toml";
 const SCHEMA_MAX_DEPTH: usize = 256;
 
 /// Why a contract could not be loaded or built.
-#[derive(Debug)]
+///
+/// Its `Display` is the whole message (file, reason, what to do). No variant has a
+/// `source()`: an error chain (`anyhow`'s `{:#}`) prints each piece once.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ContractError {
     /// A file could not be read.
+    #[error("reading {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The reason.
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// A file of the contract folder cannot be one of its files: a symbolic link, not a
+    /// regular file, or (for a file a `$ref` names) unreadable or not strict JSON. The
+    /// reason never quotes the file's contents.
+    #[error("{}: {reason}", path.display())]
+    Resource {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
     },
     /// `contract.toml` is not valid TOML or not the manifest's shape (unknown keys are
     /// errors).
+    #[error("{}: {}", path.display(), message.trim_end())]
     Manifest {
         /// The manifest file.
         path: PathBuf,
         /// The parser's message, with line and column.
         message: String,
     },
-    /// A schema file is not strict JSON.
+    /// A schema file is not strict JSON. (The message names the problem and its byte
+    /// offset, never the bytes themselves.)
+    #[error("{}: not strict JSON: {}", path.display(), error.masked_message())]
     SchemaJson {
         /// The schema file.
         path: PathBuf,
@@ -50,13 +67,15 @@ pub enum ContractError {
         error: crate::parse::ParseError,
     },
     /// A schema could not be compiled.
+    #[error("{}: {error}", path.display())]
     Schema {
         /// The schema file (or `<in memory>`).
         path: PathBuf,
         /// The reason.
         error: SchemaError,
     },
-    /// A field, duration, code or limit of the manifest is wrong.
+    /// The tool name, a field, duration, code or limit of the manifest is wrong.
+    #[error("{location}: {reason}")]
     Invalid {
         /// Where in the manifest (`checks[1].field`, `retry.deadline`, …).
         location: String,
@@ -65,31 +84,18 @@ pub enum ContractError {
     },
 }
 
-impl fmt::Display for ContractError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ContractError::Io { path, source } => write!(f, "reading {}: {source}", path.display()),
-            ContractError::Manifest { path, message } => {
-                write!(f, "{}: {}", path.display(), message.trim_end())
-            }
-            ContractError::SchemaJson { path, error } => {
-                write!(f, "{}: not strict JSON: {error}", path.display())
-            }
-            ContractError::Schema { path, error } => write!(f, "{}: {error}", path.display()),
-            ContractError::Invalid { location, reason } => write!(f, "{location}: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for ContractError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ContractError::Io { source, .. } => Some(source),
-            ContractError::SchemaJson { error, .. } => Some(error),
-            ContractError::Schema { error, .. } => Some(error),
-            _ => None,
-        }
-    }
+/// Read a file of a contract folder: a regular file, never a link followed out of it.
+fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
+    read_regular(path).map_err(|e| match e {
+        ReadRegularError::Io(error) => ContractError::Io {
+            path: path.to_path_buf(),
+            error,
+        },
+        ReadRegularError::NotRegular(reason) => ContractError::Resource {
+            path: path.to_path_buf(),
+            reason: reason.to_owned(),
+        },
+    })
 }
 
 fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
@@ -221,34 +227,32 @@ impl Contract {
 
     fn load_inner(dir: &Path, version: Option<u32>) -> Result<Self, ContractError> {
         let manifest_path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&manifest_path).map_err(|source| ContractError::Io {
-            path: manifest_path.clone(),
-            source,
+        let text = String::from_utf8(read_contract_file(&manifest_path)?).map_err(|_| {
+            ContractError::Manifest {
+                path: manifest_path.clone(),
+                message: "not UTF-8 text".into(),
+            }
         })?;
         let manifest: Manifest = toml::from_str(&text).map_err(|e| ContractError::Manifest {
             path: manifest_path.clone(),
             message: e.to_string(),
         })?;
+        // The name becomes part of URIs and, in the harness, of paths: check it first.
+        check_tool_name(&manifest.tool)?;
+        check_limits(manifest.limits)?;
         let version = version.unwrap_or(manifest.version);
-        let resources = local_resources(dir, &base_uri(&manifest.tool), true)?;
         let schema_path = dir.join(format!("v{version}.schema.json"));
-        let source = std::fs::read(&schema_path).map_err(|source| ContractError::Io {
-            path: schema_path.clone(),
-            source,
-        })?;
+        let source = read_contract_file(&schema_path)?;
         let document =
             parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
                 path: schema_path.clone(),
                 error,
             })?;
         let base = format!("{}{}", base_uri(&manifest.tool), file_name(&schema_path));
-        let schema =
-            CompiledSchema::compile(document, &source, &base, &resources).map_err(|error| {
-                ContractError::Schema {
-                    path: schema_path.clone(),
-                    error,
-                }
-            })?;
+        // The folder's other files are read only when a `$ref` names them.
+        let resources = Resources::folder(dir, &base_uri(&manifest.tool), SCHEMA_MAX_DEPTH);
+        let schema = CompiledSchema::compile(document, &source, &base, &resources)
+            .map_err(|error| schema_error(&schema_path, error, &resources))?;
         let checks = manifest
             .checks
             .into_iter()
@@ -395,6 +399,8 @@ impl ContractBuilder {
     ///
     /// As for a contract loaded from disk.
     pub fn build(self) -> Result<Contract, ContractError> {
+        check_tool_name(&self.tool)?;
+        check_limits(self.limits)?;
         let source = serde_json::to_vec(&self.schema).unwrap_or_default();
         let base = format!("{}v{}.schema.json", base_uri(&self.tool), self.version);
         let schema = CompiledSchema::compile(self.schema, &source, &base, &Resources::new())
@@ -420,20 +426,68 @@ impl ContractBuilder {
     }
 }
 
-/// The last checks shared by both ways of making a contract.
-fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
-    if inner.tool.is_empty() {
-        return Err(invalid("tool", "the tool name is empty"));
+/// A tool name is a name, never a path: 1 to 128 of `A-Z a-z 0-9 _ . -` (the MCP
+/// tool-name rule), and not `.` or `..`. The harness makes folders of it.
+fn check_tool_name(tool: &str) -> Result<(), ContractError> {
+    if is_plain_name(tool) {
+        return Ok(());
     }
-    if inner.limits.max_bytes == 0 {
-        return Err(invalid("limits.max_bytes", "must be at least 1"));
-    }
-    if inner.limits.max_depth > MAX_DEPTH_CEILING {
+    let shown = if tool.len() <= 128 {
+        format!("{tool:?}")
+    } else {
+        format!("a name of {} bytes", tool.len())
+    };
+    Err(invalid(
+        "tool",
+        format!(
+            "{shown} is not a tool name: use 1 to 128 of A-Z a-z 0-9 _ . - \
+             (not \".\" or \"..\"; a tool name is never a path)"
+        ),
+    ))
+}
+
+/// Both limits within their ceilings, and at least 1.
+fn check_limits(limits: Limits) -> Result<(), ContractError> {
+    if !(1..=MAX_BYTES_CEILING).contains(&limits.max_bytes) {
         return Err(invalid(
-            "limits.max_depth",
-            format!("must be at most {MAX_DEPTH_CEILING}"),
+            "limits.max_bytes",
+            format!(
+                "{} is out of range: must be 1 to {MAX_BYTES_CEILING} (64 MiB, \
+                 MAX_BYTES_CEILING)",
+                limits.max_bytes
+            ),
         ));
     }
+    if !(1..=MAX_DEPTH_CEILING).contains(&limits.max_depth) {
+        return Err(invalid(
+            "limits.max_depth",
+            format!(
+                "{} is out of range: must be 1 to {MAX_DEPTH_CEILING} (MAX_DEPTH_CEILING); \
+                 depth 1 admits `{{}}` and `[]` with scalar members",
+                limits.max_depth
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A compile failure, or the folder file behind it when a `$ref` named one that cannot be
+/// a resource.
+fn schema_error(path: &Path, error: SchemaError, resources: &Resources) -> ContractError {
+    match resources.failure() {
+        Some(failure) => ContractError::Resource {
+            path: failure.path,
+            reason: failure.reason,
+        },
+        None => ContractError::Schema {
+            path: path.to_path_buf(),
+            error,
+        },
+    }
+}
+
+/// The last checks shared by both ways of making a contract.
+fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     let root = inner.schema.document();
     for (i, field) in inner.agent_fields.iter().enumerate() {
         if check_fields && !can_contain(root, field.tokens()) {
@@ -532,17 +586,18 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
 }
 
 /// Compile a standalone schema file (no manifest), resolving references only to the
-/// `*.json` files beside it. A file holding just `true` is the schema that admits every
-/// strict JSON document.
+/// `*.json` files beside it: a file is read only when a `$ref` names it, and must be a
+/// regular file (not a symbolic link). The dialect is checked before any other file is
+/// read. A file holding just `true` is the schema that admits every strict JSON document.
 ///
 /// # Errors
 ///
-/// A [`ContractError`] for an unreadable file, a file that is not strict JSON, or a schema
-/// that does not compile.
+/// A [`ContractError`] for an unreadable file, a file that is not strict JSON, a schema
+/// that does not compile, or a referenced sibling that is a link or not strict JSON.
 pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
-    let source = std::fs::read(path).map_err(|source| ContractError::Io {
+    let source = std::fs::read(path).map_err(|error| ContractError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
         path: path.to_path_buf(),
@@ -553,17 +608,15 @@ pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
         _ => PathBuf::from("."),
     };
     let base = "airlock://schema/";
-    let resources = local_resources(&dir, base, false)?;
+    // Siblings are read only when a `$ref` names them, each once.
+    let resources = Resources::folder(dir, base, SCHEMA_MAX_DEPTH);
     CompiledSchema::compile(
         document,
         &source,
         &format!("{base}{}", file_name(path)),
         &resources,
     )
-    .map_err(|error| ContractError::Schema {
-        path: path.to_path_buf(),
-        error,
-    })
+    .map_err(|error| schema_error(path, error, &resources))
 }
 
 /// The base URI of a contract's files that have no `$id`.
@@ -575,54 +628,4 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// Every `*.json` file of the contract folder, served under the contract base URI, under
-/// its `$id`, and beside every `$id` directory of the folder's files. With `strict`, a
-/// file that is not strict JSON is an error; without, it is skipped (a standalone
-/// schema's folder may hold instances too).
-fn local_resources(dir: &Path, base: &str, strict: bool) -> Result<Resources, ContractError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ContractError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut files = Vec::new();
-    for entry in entries {
-        let path = entry
-            .map_err(|source| ContractError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?
-            .path();
-        if path.extension().is_some_and(|e| e == "json") {
-            let bytes = std::fs::read(&path).map_err(|source| ContractError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            match parse(&bytes, SCHEMA_MAX_DEPTH) {
-                Ok(document) => files.push((file_name(&path), document)),
-                Err(error) if strict => return Err(ContractError::SchemaJson { path, error }),
-                Err(_) => {}
-            }
-        }
-    }
-    let mut bases = Vec::new();
-    for (_, document) in &files {
-        if let Some(id) = document.get("$id").and_then(Value::as_str) {
-            if let Some(slash) = id.rfind('/') {
-                bases.push(id[..=slash].to_owned());
-            }
-        }
-    }
-    let mut resources = Resources::new();
-    for (name, document) in files {
-        for base in &bases {
-            resources.insert(format!("{base}{name}"), document.clone());
-        }
-        if let Some(id) = document.get("$id").and_then(Value::as_str) {
-            resources.insert(id, document.clone());
-        }
-        resources.insert(format!("{base}{name}"), document);
-    }
-    Ok(resources)
 }

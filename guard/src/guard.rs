@@ -290,7 +290,7 @@ impl Guard {
         }
         let doc =
             parse_doc(body, contract.limits().max_depth).map_err(ParseError::into_diagnostic)?;
-        contract.schema().validate_doc(&doc)?;
+        contract.schema().judge_doc(&doc, body.len())?;
         bind(request, &doc, contract.checks())?;
         for check in contract
             .checks()

@@ -47,6 +47,7 @@ mod audit;
 mod binding;
 mod checks;
 mod contract;
+mod cycles;
 mod doc;
 mod guard;
 mod limits;
@@ -54,6 +55,7 @@ mod parse;
 mod pointer;
 mod projection;
 mod request;
+mod resources;
 mod retry;
 mod schema;
 
@@ -64,14 +66,16 @@ pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
 pub use contract::{
     load_schema_file, Contract, ContractBuilder, ContractError, LintAllowance, MANIFEST,
 };
+pub use cycles::in_place_ref_cycle;
 pub use guard::{Admission, Guard, GuardBuilder};
-pub use limits::{read_limited, Limits, ReadError, MAX_DEPTH_CEILING};
+pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
 pub use parse::{parse, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;
+pub use resources::Resources;
 pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
-pub use schema::{CompiledSchema, Resources, SchemaError, SchemaOptions, DRAFT_2020_12};
+pub use schema::{CompiledSchema, SchemaError, SchemaOptions, DRAFT_2020_12, MAX_EXPLAINED_BYTES};
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.
 pub use jiff;

@@ -8,13 +8,19 @@ use std::io::{self, Read};
 /// thread stack. (`serde_json` stops at 128.)
 pub const MAX_DEPTH_CEILING: usize = 512;
 
+/// The largest `max_bytes` any limit may allow: 64 MiB. A body is buffered whole before
+/// it is parsed, and a rejected one is parsed again for its diagnostic; this keeps one
+/// response's memory in the hundreds of megabytes at worst. A contract asking for more
+/// is a load error; `airlock validate --max-bytes` above it is a usage error.
+pub const MAX_BYTES_CEILING: u64 = 64 * 1024 * 1024;
+
 /// Size and nesting limits of a contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    /// The largest body accepted, in bytes.
+    /// The largest body accepted, in bytes: 1 to [`MAX_BYTES_CEILING`].
     pub max_bytes: u64,
-    /// The deepest nesting of arrays and objects accepted (`{}` is depth 1), at most
+    /// The deepest nesting of arrays and objects accepted (`{}` is depth 1): 1 to
     /// [`MAX_DEPTH_CEILING`].
     pub max_depth: usize,
 }

@@ -1,6 +1,8 @@
 //! Stage 2: the strict RFC 8259 parser. Iterative (an explicit stack, never recursion),
 //! depth counted on the way in, duplicate member names rejected before their value is
-//! parsed, numbers kept exact or rejected. Every error carries the byte offset.
+//! parsed. Integers are kept exact (or rejected past 64 bits); other numbers become the
+//! nearest `f64` (or are rejected when that overflows, or underflows a non-zero to 0).
+//! Every error carries the byte offset.
 
 use serde_json::{Number, Value};
 use std::borrow::Cow;
@@ -150,7 +152,17 @@ impl fmt::Display for ParseError {
             }
             ParseErrorKind::SingleQuotedString => write!(f, "single-quoted string at byte {at}"),
             ParseErrorKind::DuplicateMember(name) => {
-                write!(f, "duplicate member name {name:?} at byte {at}")
+                // A member name can be as long as the body: quote its first 128 bytes.
+                let mut end = name.len().min(128);
+                while !name.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let cut = if end < name.len() { "…" } else { "" };
+                write!(
+                    f,
+                    "duplicate member name {:?}{cut} at byte {at}",
+                    &name[..end]
+                )
             }
             ParseErrorKind::TooDeep { max_depth } => {
                 write!(f, "nesting deeper than {max_depth} at byte {at}")

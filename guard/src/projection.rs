@@ -315,12 +315,14 @@ impl Projection {
         match (&self.flat, response.get("data")) {
             (Some(names), Some(Node::Object(_))) => {
                 let Node::Object(root) = response else {
-                    unreachable!("only an object has a member")
+                    return Fields::default(); // only an object has a member
                 };
-                let data = root.into_members().find(|(key, _)| key == "data");
-                match data {
+                // The first `data` member. The parser refuses duplicate names, so it is the
+                // one just found; should a document ever hold two that disagree, the agent
+                // gets no fields rather than a panic.
+                match root.into_members().find(|(key, _)| key == "data") {
                     Some((_, Node::Object(source))) => project_flat(source, names),
-                    _ => unreachable!("`data` was just found to be an object"),
+                    _ => Fields::default(),
                 }
             }
             _ => project_general(&response, &self.fields),
@@ -442,6 +444,27 @@ mod tests {
     fn project(plan: &Projection, body: &Value) -> Fields {
         let text = body.to_string();
         plan.project(crate::parse::parse_doc(text.as_bytes(), 16).unwrap())
+    }
+
+    #[test]
+    fn projection_of_a_document_with_two_data_members_takes_the_first_without_panicking() {
+        use crate::doc::Object;
+        use std::borrow::Cow;
+        let plan = projection(&["/data/a"]);
+        // The parser refuses such a document; the projection must not rely on it. Past
+        // sixteen members, lookups by name go through a sorted index.
+        let mut members: Vec<(Cow<'_, str>, Node<'_>)> = (0..20)
+            .map(|i| (Cow::Owned(format!("m{i}")), Node::Null))
+            .collect();
+        members.push((Cow::Borrowed("data"), Node::String(Cow::Borrowed("text"))));
+        let inner = Object::new(vec![(Cow::Borrowed("a"), Node::Bool(true))]);
+        members.push((Cow::Borrowed("data"), Node::Object(inner)));
+        let document = Node::Object(Object::new(members));
+        // The lookup by name finds the object, the scan in member order the string: the
+        // case that once reached an `unreachable!`.
+        assert!(matches!(document.get("data"), Some(Node::Object(_))));
+        let data = plan.project(document);
+        assert_eq!(keys(&data), Vec::<&str>::new());
     }
 
     #[test]

@@ -4,15 +4,15 @@
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::json::Json;
-use jsonschema::{Draft, PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use jsonschema::{Draft, PatternOptions, ValidationError, Validator};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 
-use crate::audit::{sha256_hex, Diagnostic, Stage};
+use crate::audit::{bounded, sha256_hex, Diagnostic, Stage};
+use crate::cycles::in_place_ref_cycle;
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
+use crate::resources::{LocalRetriever, Resources};
 
 /// The only dialect a contract schema may declare.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -32,6 +32,19 @@ pub enum SchemaError {
         /// The engine's reason.
         reason: String,
     },
+    /// A `pattern` (or `patternProperties` key) that compiles to more than the `regex`
+    /// engine's size limit (`^\w{1,5000}$`: `\w` is Unicode-aware, and each repetition
+    /// is a copy of it).
+    PatternTooBig {
+        /// The pattern as written.
+        pattern: String,
+        /// The size limit, in bytes of compiled program.
+        limit: usize,
+    },
+    /// A reference cycle that applies schemas to the same value without ever stepping into
+    /// a member or an item: it would admit any value. The locations it passes through,
+    /// first and last the same (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`).
+    RefCycle(Vec<String>),
     /// The schema is not valid Draft 2020-12, names an unknown format, or references a
     /// resource outside its contract.
     Invalid(String),
@@ -49,56 +62,25 @@ impl fmt::Display for SchemaError {
                 "pattern `{pattern}` needs a backtracking regex engine or is invalid \
                  (patterns run on the linear-time `regex` engine): {reason}"
             ),
+            SchemaError::PatternTooBig { pattern, limit } => write!(
+                f,
+                "pattern `{pattern}` compiles to more than the `regex` engine's size limit \
+                 ({limit} bytes): bound its repetitions, or use an ASCII class such as \
+                 `[A-Za-z0-9_]` (or `(?-u:\\w)`) in place of the Unicode-aware `\\w`"
+            ),
+            SchemaError::RefCycle(cycle) => write!(
+                f,
+                "reference cycle {} applies to the same value forever without stepping into \
+                 a member or an item, so it admits any value: make the recursion go through \
+                 `properties`, `items` or another keyword that applies to a child value",
+                cycle.join(" → ")
+            ),
             SchemaError::Invalid(reason) => write!(f, "invalid schema: {reason}"),
         }
     }
 }
 
 impl std::error::Error for SchemaError {}
-
-/// Schema documents a schema may reference, by absolute URI (no fragment). Everything
-/// else is refused: there is no network and no file system access at validation time.
-#[derive(Debug, Clone, Default)]
-pub struct Resources {
-    by_uri: HashMap<String, Value>,
-}
-
-impl Resources {
-    /// No resources: only the schema itself can be referenced.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The document served at `uri` (fragment ignored).
-    pub fn get(&self, uri: &str) -> Option<&Value> {
-        self.by_uri.get(uri.split('#').next().unwrap_or_default())
-    }
-
-    /// Serve `document` at `uri`.
-    pub fn insert(&mut self, uri: impl Into<String>, document: Value) {
-        let uri: String = uri.into();
-        let key = uri.split('#').next().unwrap_or_default().to_owned();
-        self.by_uri.insert(key, document);
-    }
-}
-
-struct LocalRetriever(Arc<HashMap<String, Value>>);
-
-impl Retrieve for LocalRetriever {
-    fn retrieve(
-        &self,
-        uri: &Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        let text = uri.as_str();
-        let key = text.split('#').next().unwrap_or_default();
-        self.0.get(key).cloned().ok_or_else(|| {
-            format!(
-                "reference to {text} refused: only the contract's own schema files are resolved"
-            )
-            .into()
-        })
-    }
-}
 
 /// How a schema is compiled. Contracts always use the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,19 +162,28 @@ impl CompiledSchema {
         resources: &Resources,
         options: SchemaOptions,
     ) -> Result<Self, SchemaError> {
+        // The dialect first: a schema of another draft is refused before any other file
+        // is read.
+        resources.note_id(&document);
         if let Some(dialect) = document.get("$schema") {
             let dialect = dialect.as_str().unwrap_or_default();
+            let is_2020_12 = |d: &str| d.trim_end_matches('#') == DRAFT_2020_12;
             // Draft 2020-12 itself, or a meta-schema among the contract's own files.
-            let local_meta_schema = resources
-                .get(dialect)
-                .and_then(|meta| meta.get("$schema"))
-                .and_then(Value::as_str)
-                .is_some_and(|d| d.trim_end_matches('#') == DRAFT_2020_12);
-            if dialect.trim_end_matches('#') != DRAFT_2020_12 && !local_meta_schema {
+            if !is_2020_12(dialect)
+                && !resources.fetch(dialect).ok().flatten().is_some_and(|meta| {
+                    meta.get("$schema")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_2020_12)
+                })
+            {
                 return Err(SchemaError::UnknownDialect(dialect.to_owned()));
             }
         }
         check_patterns(&document)?;
+        let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
+        if let Some(cycle) = in_place_ref_cycle(&document, file_name) {
+            return Err(SchemaError::RefCycle(cycle));
+        }
         let validator = Self::build(&document, base_uri, resources, options)?;
         let doc_validator = Self::build(&document, base_uri, resources, options)?;
         Ok(Self {
@@ -215,7 +206,7 @@ impl CompiledSchema {
             .should_validate_formats(options.assert_formats)
             .should_ignore_unknown_formats(false)
             .with_pattern_options(PatternOptions::regex())
-            .with_retriever(LocalRetriever(Arc::new(resources.by_uri.clone())))
+            .with_retriever(LocalRetriever(resources.clone()))
             .with_base_uri(base_uri);
         if document.get("$schema").is_none() {
             builder = builder.with_draft(Draft::Draft202012);
@@ -266,6 +257,30 @@ impl CompiledSchema {
         }
     }
 
+    /// [`CompiledSchema::validate_doc`] for the guard: a rejected body of more than
+    /// [`MAX_EXPLAINED_BYTES`] is not explained. Explaining costs a `serde_json` copy of
+    /// the document, and the validator keeps a copy of the value behind each failure of a
+    /// `oneOf` branch (the whole envelope, several times): tens of times the body's size.
+    pub(crate) fn judge_doc(&self, doc: &Node<'_>, body_len: usize) -> Result<(), Diagnostic> {
+        if body_len <= MAX_EXPLAINED_BYTES {
+            return self.validate_doc(doc);
+        }
+        if self.doc_validator.is_valid(doc) {
+            return Ok(());
+        }
+        let message = format!(
+            "the response is invalid under the schema; at {body_len} bytes it is not \
+             explained (rejections are explained up to {MAX_EXPLAINED_BYTES} bytes, to keep \
+             their memory near the body's size): `airlock validate` on the body says why"
+        );
+        Err(Diagnostic::new(
+            Stage::Schema,
+            "schema",
+            message.clone(),
+            message,
+        ))
+    }
+
     /// Validate `instance`; on failure, the operator diagnostic of the most relevant
     /// error (the branch of a `oneOf` that got furthest is kept as causes).
     ///
@@ -290,12 +305,24 @@ fn unexplained() -> Diagnostic {
     Diagnostic::new(Stage::Schema, "schema", message, message)
 }
 
+/// The guard explains a schema rejection of a body up to this size (1 MiB); a larger
+/// rejected body gets a diagnostic that says it was not explained. See
+/// `CompiledSchema::judge_doc`.
+pub const MAX_EXPLAINED_BYTES: usize = 1024 * 1024;
+
+/// At most this many causes are kept under one diagnostic; the others are counted in its
+/// message. (A body of thousands of bad items would otherwise carry thousands of causes.)
+pub(crate) const MAX_CAUSES: usize = 8;
+
 fn diagnose(error: &ValidationError<'_>) -> Diagnostic {
-    let causes = match error.kind() {
+    let at = error.instance_path().as_str();
+    let (causes, more) = match error.kind() {
         ValidationErrorKind::OneOfNotValid { context } | ValidationErrorKind::AnyOf { context } => {
-            best_branch(context).iter().map(diagnose).collect()
+            let branch = best_branch(at, context);
+            let kept = branch.iter().take(MAX_CAUSES).map(diagnose).collect();
+            (kept, branch.len().saturating_sub(MAX_CAUSES))
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), 0),
     };
     let schema_path = error.schema_path().as_str();
     let mut keyword = error.kind().keyword();
@@ -309,33 +336,62 @@ fn diagnose(error: &ValidationError<'_>) -> Diagnostic {
             keyword = holder;
         }
     }
-    let masked = error.masked().to_string();
+    // Both texts are cut while they are written: a quoted value costs at most a few
+    // hundred bytes, whatever its size in the body.
+    let mut masked = bounded(&error.masked());
     // A composition failure quotes the whole instance; its causes say what is wrong.
-    let message = if causes.is_empty() {
-        error.to_string()
+    let mut message = if causes.is_empty() {
+        bounded(error)
     } else {
         masked.clone()
     };
+    if more > 0 {
+        let tail = format!(" (and {more} more causes in this branch)");
+        message.push_str(&tail);
+        masked.push_str(&tail);
+    }
     Diagnostic::new(Stage::Schema, keyword, message, masked)
         .with_schema_path(schema_path)
         .with_instance_path(error.instance_path().as_str())
         .with_causes(causes)
 }
 
-/// The branch whose errors reach deepest into the instance: the one the response was
-/// most plausibly trying to be (the success branch of a success with a wrong member).
-fn best_branch<'a, 'e>(branches: &'a [Vec<ValidationError<'e>>]) -> &'a [ValidationError<'e>] {
+/// The branch the response was most plausibly trying to be. First, a branch whose
+/// discriminating `const`s matched: one with no `const` failure on a member of the value
+/// the branches judge (a success with a wrong member is explained by the success branch,
+/// not by the failure branch its `outcome` ruled out). Then, the one whose errors reach
+/// deepest into the instance; then the one with fewer errors.
+fn best_branch<'a, 'e>(
+    at: &str,
+    branches: &'a [Vec<ValidationError<'e>>],
+) -> &'a [ValidationError<'e>] {
     branches
         .iter()
         .max_by_key(|errors| {
+            let discriminators_matched = !errors.iter().any(|e| is_discriminator_miss(at, e));
             let depth = errors
                 .iter()
                 .map(|e| e.instance_path().as_str().matches('/').count())
                 .max()
                 .unwrap_or(0);
-            (depth, std::cmp::Reverse(errors.len()))
+            (
+                discriminators_matched,
+                depth,
+                std::cmp::Reverse(errors.len()),
+            )
         })
         .map_or(&[], Vec::as_slice)
+}
+
+/// A `const` failure on a direct member or item of the value at `at`.
+fn is_discriminator_miss(at: &str, error: &ValidationError<'_>) -> bool {
+    matches!(error.kind(), ValidationErrorKind::Constant { .. })
+        && error
+            .instance_path()
+            .as_str()
+            .strip_prefix(at)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|member| !member.contains('/'))
 }
 
 /// Keywords whose values are data, not schemas: never searched for patterns.
@@ -371,9 +427,12 @@ fn check_patterns(schema: &Value) -> Result<(), SchemaError> {
 }
 
 fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
-    regex::Regex::new(pattern)
-        .map(drop)
-        .map_err(|e| SchemaError::Pattern {
+    regex::Regex::new(pattern).map(drop).map_err(|e| match e {
+        regex::Error::CompiledTooBig(limit) => SchemaError::PatternTooBig {
+            pattern: pattern.to_owned(),
+            limit,
+        },
+        e => SchemaError::Pattern {
             pattern: pattern.to_owned(),
             reason: e
                 .to_string()
@@ -382,7 +441,8 @@ fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
                 .unwrap_or_default()
                 .trim()
                 .to_owned(),
-        })
+        },
+    })
 }
 
 /// Whether an instance valid under `schema` can hold a member at `tokens`.
@@ -577,6 +637,38 @@ mod tests {
         assert_eq!(d.keyword(), "oneOf");
         assert_eq!(d.causes()[0].keyword(), "additionalProperties");
         assert_eq!(d.causes()[0].instance_path(), Some("/data"));
+    }
+
+    #[test]
+    fn a_success_with_an_extra_top_level_member_is_explained_by_the_success_branch() {
+        let s = compile(json!({"oneOf": [
+            {"type": "object", "additionalProperties": false, "required": ["outcome", "data"],
+             "properties": {"outcome": {"const": "success"}, "data": {"type": "object"}}},
+            {"type": "object", "additionalProperties": false, "required": ["outcome", "error"],
+             "properties": {"outcome": {"const": "failure"}, "error": {"type": "object"}}}
+        ]}))
+        .unwrap();
+        let d = s
+            .validate(&json!({"outcome": "success", "data": {}, "admin_override": true}))
+            .unwrap_err();
+        assert_eq!(d.causes().len(), 1, "{:?}", d.causes());
+        assert_eq!(d.causes()[0].keyword(), "additionalProperties");
+        assert!(d.causes()[0].message().contains("admin_override"));
+        // A failure with a stray member is still explained by the failure branch.
+        let d = s
+            .validate(&json!({"outcome": "failure", "error": {}, "data": {}}))
+            .unwrap_err();
+        assert_eq!(d.causes().len(), 1, "{:?}", d.causes());
+        assert!(d.causes()[0].message().contains("'data' was unexpected"));
+    }
+
+    #[test]
+    fn a_pattern_past_the_regex_size_limit_is_refused_for_its_size_not_for_backtracking() {
+        let err = compile(json!({"pattern": "^\\w{1,5000}$"})).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, SchemaError::PatternTooBig { .. }), "{err:?}");
+        assert!(text.contains("size limit"), "{text}");
+        assert!(!text.contains("backtracking"), "{text}");
     }
 
     #[test]

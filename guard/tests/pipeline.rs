@@ -2,8 +2,8 @@
 //! point, retries, custom checks, audit records and contract loading errors.
 
 use airlock_guard::{
-    AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Request,
-    Stage, StopReason, TransportError, Verdict,
+    AgentValue, CheckFailure, Contract, ContractError, CustomCheck, ErrorCode, Guard, Limits,
+    Request, Stage, StopReason, TransportError, Verdict, MAX_BYTES_CEILING, MAX_EXPLAINED_BYTES,
 };
 use serde_json::Value;
 use std::io::Read;
@@ -587,4 +587,109 @@ fn deepest_allowed_document_fits_a_small_thread_stack() {
         "a deeper one is refused even when a larger depth is asked"
     );
     assert!(admitted.2 > 2 * (depth - 2));
+}
+
+/// A contract in code whose successes carry closed `items`, with the largest byte limit.
+fn bulk_contract() -> Contract {
+    let item = serde_json::json!({"type": "object", "additionalProperties": false,
+        "properties": {"id": {"type": "string", "maxLength": 16}}});
+    let schema = serde_json::json!({"oneOf": [
+        {"type": "object", "additionalProperties": false,
+         "required": ["tool", "request_id", "outcome", "data"],
+         "properties": {"tool": {"const": "bulk"}, "request_id": {"type": "string"},
+            "outcome": {"const": "success"},
+            "data": {"type": "object", "additionalProperties": false,
+                "properties": {"items": {"type": "array", "items": item}}}}},
+        {"type": "object", "additionalProperties": false,
+         "required": ["tool", "request_id", "outcome", "error"],
+         "properties": {"tool": {"const": "bulk"}, "request_id": {"type": "string"},
+            "outcome": {"const": "failure"}, "error": {"type": "object"}}}
+    ]});
+    Contract::builder("bulk", schema)
+        .limits(Limits {
+            max_bytes: MAX_BYTES_CEILING,
+            max_depth: 8,
+        })
+        .agent_field("/data/items")
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_large_rejected_body_gets_a_diagnostic_whose_size_does_not_depend_on_the_body() {
+    let guard = Guard::new(bulk_contract());
+    let request = Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap());
+    // One item quotes a 200 KB value; twelve thousand more carry a member too many each.
+    let huge = "h".repeat(200_000);
+    let mut items = vec![format!(r#"{{"id":"{huge}"}}"#)];
+    items.extend((0..12_000).map(|i| format!(r#"{{"id":"i{i}","extra":{i}}}"#)));
+    let body = format!(
+        r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{}]}}}}"#,
+        items.join(",")
+    );
+    assert!(body.len() > 400_000 && body.len() <= MAX_EXPLAINED_BYTES);
+    let admission = guard.admit(&request, body.as_bytes());
+    let audit = admission.audit();
+    assert_eq!(audit.verdict(), Verdict::Rejected);
+    let diagnostic = audit.diagnostic().unwrap();
+    assert_eq!(diagnostic.stage(), Stage::Schema);
+    assert!(
+        diagnostic.causes().len() <= 8,
+        "{}",
+        diagnostic.causes().len()
+    );
+    assert!(
+        diagnostic.message().contains("more causes"),
+        "{}",
+        diagnostic.message()
+    );
+    // The success branch explains it: its discriminating `outcome` matched.
+    assert!(diagnostic.causes()[0]
+        .instance_path()
+        .unwrap()
+        .starts_with("/data/items/"));
+    let line = audit.to_json_line();
+    assert!(line.len() < 16 * 1024, "audit line of {} bytes", line.len());
+    assert!(!line.contains(&"h".repeat(600)));
+    let text = format!("{diagnostic}");
+    assert!(text.len() < 2 * 1024, "{} bytes", text.len());
+}
+
+#[test]
+fn a_rejected_body_past_the_explained_size_says_it_was_not_explained() {
+    let guard = Guard::new(bulk_contract());
+    let request = Request::new("req.12345678", "2026-12-02T10:00:00Z".parse().unwrap());
+    let items: Vec<String> = (0..90_000)
+        .map(|i| format!(r#"{{"id":"i{i}","extra":{i}}}"#))
+        .collect();
+    let body = format!(
+        r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{}]}}}}"#,
+        items.join(",")
+    );
+    assert!(body.len() > MAX_EXPLAINED_BYTES);
+    let admission = guard.admit(&request, body.as_bytes());
+    assert_eq!(admission.audit().verdict(), Verdict::Rejected);
+    let diagnostic = admission.audit().diagnostic().unwrap();
+    assert_eq!(diagnostic.stage(), Stage::Schema);
+    assert!(
+        diagnostic.message().contains("not explained"),
+        "{diagnostic}"
+    );
+    // A valid body of the same size is admitted: only the explanation is skipped.
+    let valid = items
+        .iter()
+        .map(|item| {
+            item.split(r#","extra""#)
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+                + "}"
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let valid = format!(
+        r#"{{"tool":"bulk","request_id":"req.12345678","outcome":"success","data":{{"items":[{valid}]}}}}"#
+    );
+    assert!(valid.len() > MAX_EXPLAINED_BYTES);
+    assert!(guard.admit(&request, valid.as_bytes()).is_admitted());
 }

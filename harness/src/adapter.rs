@@ -119,7 +119,10 @@ impl GuardAdapter {
 impl Adapter for GuardAdapter {
     fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
         let guard = self.route(request).ok_or_else(|| {
-            AdapterFailure::Protocol(format!("no contract for tool {:?}", request.tool))
+            AdapterFailure::Protocol(match &request.tool {
+                Some(tool) => format!("no contract for tool {tool:?}"),
+                None => "the request names no tool and several contracts are served".into(),
+            })
         })?;
         Ok(Answer::Value(match upstream {
             Upstream::Body(bytes) => guard.admit(request, bytes).agent().to_json(),

@@ -8,7 +8,7 @@
 //! assert!(findings.iter().all(|f| f.severity != Severity::Error || f.allowed.is_some()));
 //! ```
 
-use airlock_guard::{parse, Contract, Pointer, DRAFT_2020_12};
+use airlock_guard::{in_place_ref_cycle, parse, Contract, Pointer, DRAFT_2020_12};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -41,6 +41,7 @@ impl fmt::Display for Severity {
 pub const RULES: &[(&str, Severity, &str)] = &[
     ("schema-dialect", Severity::Error, "`$schema` missing or not Draft 2020-12"),
     ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef` outside the contract's own files"),
+    ("ref-cycle", Severity::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
     ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
     ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
     ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
@@ -234,6 +235,21 @@ pub fn lint_schema(
     };
     linter.walk(document, String::new(), false);
     linter.root(document);
+    let file_name = path.file_name().and_then(|n| n.to_str());
+    if let Some(cycle) = in_place_ref_cycle(document, file_name) {
+        let at = cycle[0].trim_start_matches('#').to_owned();
+        linter.flag(
+            "ref-cycle",
+            &at,
+            format!(
+                "reference cycle {} applies to the same value without ever stepping into a \
+                 member or an item, so it admits any value (the guard refuses to load it): \
+                 make the recursion go through `properties`, `items` or another keyword \
+                 that applies to a child value",
+                cycle.join(" → ")
+            ),
+        );
+    }
     linter.agent_fields(fields);
     let positions = positions(source);
     let mut findings: Vec<LintFinding> = linter

@@ -145,7 +145,10 @@ fn answer(guards: &[Guard], line: &[u8]) -> Result<AnswerLine, LineError> {
     .ok_or_else(|| {
         (
             case_id.clone(),
-            format!("no contract served for tool {:?}", case.request.tool),
+            match &case.request.tool {
+                Some(tool) => format!("no contract served for tool {tool:?}"),
+                None => "the request names no tool and several contracts are served".into(),
+            },
         )
     })?;
     let admission = match (&case.response_b64, case.transport_error) {
@@ -213,5 +216,16 @@ mod tests {
         assert_eq!(lines[1]["case"], Value::Null);
         assert_eq!(lines[2]["agent"]["error"]["code"], "UPSTREAM_UNAVAILABLE");
         assert_eq!(lines[2]["agent"]["error"]["retryable"], true);
+    }
+
+    #[test]
+    fn a_case_for_an_unserved_tool_is_answered_with_the_tool_name_not_debug_text() {
+        let req = r#"{"tool":"nope","request_id":"req.J7q94MkP","params":{},"now":"2026-12-02T10:00:00Z"}"#;
+        let input =
+            format!("{{\"case\":\"c1\",\"request\":{req},\"transport_error\":\"timeout\"}}\n");
+        let mut out = Vec::new();
+        serve(&[guard()], input.as_bytes(), &mut out).unwrap();
+        let line: Value = serde_json::from_slice(out.trim_ascii_end()).unwrap();
+        assert_eq!(line["error"], "no contract served for tool \"nope\"");
     }
 }

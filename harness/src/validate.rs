@@ -3,6 +3,7 @@
 
 use airlock_guard::{
     load_schema_file, read_limited, CompiledSchema, ContractError, Diagnostic, ReadError, Stage,
+    MAX_BYTES_CEILING,
 };
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub struct ValidateOptions {
     /// The schema file (`true` alone is a pure strict-parse check).
     pub schema: PathBuf,
-    /// Largest instance accepted (default: no limit).
+    /// Largest instance accepted (default, and at most: [`MAX_BYTES_CEILING`]).
     pub max_bytes: Option<u64>,
     /// Deepest nesting accepted (default: 128).
     pub max_depth: usize,
@@ -53,7 +54,7 @@ impl fmt::Display for InstanceVerdict {
 #[derive(Debug)]
 pub struct Validation {
     schema: CompiledSchema,
-    max_bytes: Option<u64>,
+    max_bytes: u64,
     max_depth: usize,
 }
 
@@ -66,7 +67,10 @@ impl Validation {
     pub fn new(options: &ValidateOptions) -> Result<Self, ContractError> {
         Ok(Self {
             schema: load_schema_file(&options.schema)?,
-            max_bytes: options.max_bytes,
+            max_bytes: options
+                .max_bytes
+                .unwrap_or(MAX_BYTES_CEILING)
+                .min(MAX_BYTES_CEILING),
             max_depth: options.max_depth,
         })
     }
@@ -77,12 +81,11 @@ impl Validation {
             Ok(file) => file,
             Err(e) => return InstanceVerdict::Unreadable(e),
         };
-        let bytes = match read_limited(file, self.max_bytes.unwrap_or(u64::MAX - 1)) {
+        let bytes = match read_limited(file, self.max_bytes) {
             Ok(bytes) => bytes,
             Err(ReadError::Io(e)) => return InstanceVerdict::Unreadable(e),
             Err(ReadError::TooLarge { .. }) => {
-                let max_bytes = self.max_bytes.unwrap_or_default();
-                let message = format!("body exceeds max_bytes = {max_bytes}");
+                let message = format!("body exceeds max_bytes = {}", self.max_bytes);
                 return InstanceVerdict::Invalid(Diagnostic::new(
                     Stage::Limits,
                     "max_bytes",

@@ -422,3 +422,42 @@ fn a_missing_corpus_names_the_folder_tried_and_corpus_names_another() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn validate_max_bytes_above_the_ceiling_is_a_usage_error() {
+    let schema = "schemas/job_run_status/v1.schema.json";
+    let instance = "corpora/job_run_status/accepted/success_running_compact.json";
+    for max_bytes in [
+        "67108865",
+        "9223372036854775808",
+        "18446744073709551615",
+        "0",
+    ] {
+        let out = airlock(
+            &[
+                "validate",
+                "--schema",
+                schema,
+                "--max-bytes",
+                max_bytes,
+                instance,
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2), "--max-bytes {max_bytes}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("max-bytes"), "{stderr}");
+    }
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            schema,
+            "--max-bytes",
+            "67108864",
+            instance,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -57,7 +57,13 @@ fn every_rule_fires_where_the_schema_breaks_it() {
         assert!(
             // The others have their own tests below.
             fired.contains(rule)
-                || ["free-text-agent-field", "unconstrained", "stale-allowance"].contains(rule),
+                || [
+                    "free-text-agent-field",
+                    "unconstrained",
+                    "stale-allowance",
+                    "ref-cycle"
+                ]
+                .contains(rule),
             "{rule} never fires on the bad schema"
         );
     }
@@ -291,4 +297,39 @@ fn a_definition_open_at_one_use_is_flagged_even_if_closed_at_another() {
     assert_eq!(found, [("open-object", "/$defs/base".to_owned())]);
     let closed_only = schema.replace(r##""b": {"$ref": "#/$defs/base"},"##, "");
     assert_eq!(lint_text(&closed_only), []);
+}
+
+#[test]
+fn an_in_place_reference_cycle_is_a_ref_cycle_error_and_child_recursion_is_silent() {
+    let schema = r##"{
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "type": "object", "additionalProperties": false,
+      "properties": {"x": {"$ref": "#/$defs/a"}},
+      "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    }"##;
+    let found = lint_text(schema);
+    assert!(
+        found.contains(&("ref-cycle", "/$defs/a".to_owned())),
+        "{found:?}"
+    );
+    assert_eq!(severity_of("ref-cycle"), Severity::Error);
+    let recursive = r##"{
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$ref": "#/$defs/node",
+      "$defs": {"node": {"type": "object", "additionalProperties": false,
+        "properties": {"next": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/node"}]}}}}
+    }"##;
+    let found = lint_text(recursive);
+    assert!(
+        found.iter().all(|(rule, _)| *rule != "ref-cycle"),
+        "{found:?}"
+    );
+}
+
+fn severity_of(rule: &str) -> Severity {
+    RULES
+        .iter()
+        .find(|(id, _, _)| *id == rule)
+        .map(|(_, s, _)| *s)
+        .unwrap()
 }

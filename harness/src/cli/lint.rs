@@ -7,8 +7,9 @@ use anyhow::{bail, Result};
 use std::path::PathBuf;
 
 /// Lint schemas for what a guard should not let through: open objects, unbounded strings
-/// and arrays, free-form maps, unanchored or backtracking patterns, remote `$ref`s, the
-/// dialect, envelope branches that overlap, free-text agent fields. Each finding names
+/// and arrays, free-form maps, unanchored or backtracking patterns, remote `$ref`s and
+/// in-place `$ref` cycles, the dialect, envelope branches that overlap, free-text agent
+/// fields. Each finding names
 /// the file, line and column. Exit 0 no error (warnings are printed), 1 an error (or any
 /// warning with --strict), 2 usage or an unreadable path.
 #[derive(Debug, clap::Args)]

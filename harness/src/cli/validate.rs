@@ -13,8 +13,13 @@ pub struct ValidateArgs {
     /// The schema file; a file holding just `true` checks strict JSON only.
     #[arg(long)]
     schema: PathBuf,
-    /// Largest instance accepted, in bytes [default: no limit].
-    #[arg(long)]
+    /// Largest instance accepted, in bytes (1 to 67108864, 64 MiB, the guard's
+    /// MAX_BYTES_CEILING) [default: 67108864].
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new()
+            .range(1..=airlock_guard::MAX_BYTES_CEILING)
+    )]
     max_bytes: Option<u64>,
     /// Deepest nesting of arrays and objects accepted (1 to 512).
     #[arg(

@@ -1,0 +1,329 @@
+//! Reference cycles that never step into a child value. Such a cycle applies schemas to
+//! the same value over and over; the validator cuts it and the value passes whatever it
+//! is, so a schema holding one is refused at load.
+//!
+//! Keywords that **step into a child value** (a member, an item or a member name):
+//! `properties`, `patternProperties`, `additionalProperties`, `unevaluatedProperties`,
+//! `propertyNames`, `items`, `prefixItems`, `unevaluatedItems`, `contains`, and
+//! `contentSchema` (which applies to decoded content, never to the value itself). A cycle
+//! through one of these is ordinary recursion: each turn is one level deeper in the
+//! document, and the document's depth is bounded by `max_depth`.
+//!
+//! Keywords that apply **in place** (to the same value): `$ref`, `$dynamicRef`, `allOf`,
+//! `anyOf`, `oneOf`, `not`, `if`, `then`, `else` and `dependentSchemas`. A cycle made only
+//! of these is an error. References are followed within the schema document (`#…`
+//! fragments, JSON pointers and `$anchor`/`$dynamicAnchor` names, and the document's own
+//! `$id` or file name); references to other files are not followed here.
+
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Keywords whose value is one subschema applied to the same value.
+const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
+/// Keywords whose value is an array of subschemas applied to the same value.
+const IN_PLACE_MANY: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+/// Keywords whose value maps names to subschemas applied to the same value.
+const IN_PLACE_MAP: [&str; 1] = ["dependentSchemas"];
+/// Keywords whose value is one subschema applied to child values.
+const CHILD_ONE: [&str; 8] = [
+    "items",
+    "contains",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "contentSchema",
+    "additionalItems",
+];
+/// Keywords whose value is an array of subschemas applied to child values.
+const CHILD_MANY: [&str; 1] = ["prefixItems"];
+/// Keywords whose value maps names to subschemas applied to child values, or not applied
+/// at all (`$defs`): walked to find every schema, never an in-place step.
+const CHILD_MAP: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
+
+/// The first reference cycle of `schema` that applies only in place, as the schema
+/// locations it passes through (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`); `None` when every
+/// cycle steps into a child value. `file_name` is the schema's own file name, which a
+/// reference may use to name the document itself.
+pub fn in_place_ref_cycle(schema: &Value, file_name: Option<&str>) -> Option<Vec<String>> {
+    let graph = Graph::new(schema, file_name);
+    graph.first_cycle()
+}
+
+struct Graph<'a> {
+    root: &'a Value,
+    /// Every schema location (JSON pointer), in document order.
+    nodes: Vec<String>,
+    anchors: HashMap<&'a str, String>,
+    dynamic_anchors: HashMap<&'a str, String>,
+    own_names: Vec<&'a str>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(root: &'a Value, file_name: Option<&'a str>) -> Self {
+        let mut graph = Graph {
+            root,
+            nodes: Vec::new(),
+            anchors: HashMap::new(),
+            dynamic_anchors: HashMap::new(),
+            own_names: file_name.into_iter().collect(),
+        };
+        if let Some(id) = root.get("$id").and_then(Value::as_str) {
+            let id = id.split('#').next().unwrap_or_default();
+            graph.own_names.push(id);
+            if let Some((_, last)) = id.rsplit_once('/') {
+                graph.own_names.push(last);
+            }
+        }
+        let mut stack = vec![(root, String::new())];
+        while let Some((node, pointer)) = stack.pop() {
+            let Some(map) = node.as_object() else {
+                continue;
+            };
+            for (key, anchors) in [
+                ("$anchor", &mut graph.anchors),
+                ("$dynamicAnchor", &mut graph.dynamic_anchors),
+            ] {
+                if let Some(name) = map.get(key).and_then(Value::as_str) {
+                    anchors.entry(name).or_insert_with(|| pointer.clone());
+                }
+            }
+            // Reversed onto the stack: schemas are visited, and cycles reported, in
+            // document order.
+            for (keyword, child) in subschemas(map).into_iter().rev() {
+                stack.push((child, format!("{pointer}/{keyword}")));
+            }
+            graph.nodes.push(pointer);
+        }
+        graph
+    }
+
+    /// The in-place successors of the schema at `pointer`.
+    fn in_place(&self, pointer: &str) -> Vec<String> {
+        let Some(map) = self.root.pointer(pointer).and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for keyword in IN_PLACE_ONE {
+            if map.contains_key(keyword) {
+                out.push(format!("{pointer}/{keyword}"));
+            }
+        }
+        for keyword in IN_PLACE_MANY {
+            if let Some(Value::Array(items)) = map.get(keyword) {
+                out.extend((0..items.len()).map(|i| format!("{pointer}/{keyword}/{i}")));
+            }
+        }
+        for keyword in IN_PLACE_MAP {
+            if let Some(Value::Object(members)) = map.get(keyword) {
+                out.extend(
+                    members
+                        .keys()
+                        .map(|k| format!("{pointer}/{keyword}/{}", escape(k))),
+                );
+            }
+        }
+        for (keyword, dynamic) in [("$ref", false), ("$dynamicRef", true)] {
+            if let Some(target) = map
+                .get(keyword)
+                .and_then(Value::as_str)
+                .and_then(|r| self.resolve(pointer, r, dynamic))
+            {
+                out.push(target);
+            }
+        }
+        out
+    }
+
+    /// The location a reference written at `from` names in this document, if it does.
+    fn resolve(&self, from: &str, reference: &str, dynamic: bool) -> Option<String> {
+        let (document, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let resource = if document.is_empty() {
+            self.resource_root(from)
+        } else if self.own_names.contains(&document) {
+            String::new()
+        } else {
+            return None;
+        };
+        let target = if fragment.is_empty() {
+            resource
+        } else if fragment.starts_with('/') {
+            format!("{resource}{}", percent_decode(fragment)?)
+        } else if dynamic {
+            self.dynamic_anchors
+                .get(fragment)
+                .or_else(|| self.anchors.get(fragment))?
+                .clone()
+        } else {
+            self.anchors.get(fragment)?.clone()
+        };
+        self.root.pointer(&target).map(|_| target)
+    }
+
+    /// The innermost schema enclosing `pointer` (itself included) that has its own `$id`:
+    /// where a `#…` fragment written at `pointer` starts.
+    fn resource_root(&self, pointer: &str) -> String {
+        let mut candidate = pointer;
+        loop {
+            if candidate.is_empty() {
+                return String::new();
+            }
+            if self
+                .root
+                .pointer(candidate)
+                .and_then(|s| s.get("$id"))
+                .is_some_and(Value::is_string)
+            {
+                return candidate.to_owned();
+            }
+            candidate = candidate.rsplit_once('/').map_or("", |(head, _)| head);
+        }
+    }
+
+    /// Depth-first search over in-place edges (explicit stack, no recursion).
+    fn first_cycle(&self) -> Option<Vec<String>> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            OnPath,
+            Done,
+        }
+        let mut marks: HashMap<String, Mark> = HashMap::new();
+        for start in &self.nodes {
+            if marks.contains_key(start) {
+                continue;
+            }
+            // (node, its successors, the next successor to visit)
+            let mut path: Vec<(String, Vec<String>, usize)> =
+                vec![(start.clone(), self.in_place(start), 0)];
+            marks.insert(start.clone(), Mark::OnPath);
+            while let Some((node, successors, next)) = path.last_mut() {
+                let Some(successor) = successors.get(*next).cloned() else {
+                    marks.insert(node.clone(), Mark::Done);
+                    path.pop();
+                    continue;
+                };
+                *next += 1;
+                match marks.get(&successor) {
+                    Some(Mark::Done) => {}
+                    Some(Mark::OnPath) => {
+                        let from = path.iter().position(|(n, _, _)| *n == successor)?;
+                        let mut cycle: Vec<String> = path[from..]
+                            .iter()
+                            .map(|(n, _, _)| format!("#{n}"))
+                            .collect();
+                        cycle.push(format!("#{successor}"));
+                        return Some(cycle);
+                    }
+                    None => {
+                        marks.insert(successor.clone(), Mark::OnPath);
+                        let successors = self.in_place(&successor);
+                        path.push((successor, successors, 0));
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Every subschema position of a schema object: (escaped keyword path, subschema).
+fn subschemas(map: &serde_json::Map<String, Value>) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for (keyword, value) in map {
+        let keyword_str = keyword.as_str();
+        if IN_PLACE_ONE.contains(&keyword_str) || CHILD_ONE.contains(&keyword_str) {
+            out.push((escape(keyword), value));
+        } else if IN_PLACE_MANY.contains(&keyword_str) || CHILD_MANY.contains(&keyword_str) {
+            if let Value::Array(items) = value {
+                out.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (format!("{}/{i}", escape(keyword)), v)),
+                );
+            }
+        } else if IN_PLACE_MAP.contains(&keyword_str) || CHILD_MAP.contains(&keyword_str) {
+            if let Value::Object(members) = value {
+                out.extend(
+                    members
+                        .iter()
+                        .map(|(k, v)| (format!("{}/{}", escape(keyword), escape(k)), v)),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// `%XX` escapes of a URI fragment decoded; `None` when one is malformed.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cycle(schema: Value) -> Option<Vec<String>> {
+        in_place_ref_cycle(&schema, Some("v1.schema.json"))
+    }
+
+    #[test]
+    fn a_ref_to_itself_is_an_in_place_cycle() {
+        let found = cycle(json!({"$defs": {"a": {"$ref": "#/$defs/a"}}})).unwrap();
+        assert_eq!(found, ["#/$defs/a", "#/$defs/a"]);
+    }
+
+    #[test]
+    fn a_cycle_through_all_of_and_the_root_is_in_place() {
+        let found = cycle(json!({"allOf": [{"$ref": "#"}]})).unwrap();
+        assert_eq!(found, ["#", "#/allOf/0", "#"]);
+    }
+
+    #[test]
+    fn a_cycle_through_an_anchor_or_the_documents_own_name_is_found() {
+        assert!(
+            cycle(json!({"$defs": {"a": {"$anchor": "x", "oneOf": [{"$ref": "#x"}]}}})).is_some()
+        );
+        assert!(cycle(json!({"not": {"$ref": "v1.schema.json"}})).is_some());
+        assert!(cycle(json!({"$defs": {"a": {"$ref": "#/%24defs/a"}}})).is_some());
+    }
+
+    #[test]
+    fn recursion_through_a_child_keyword_is_not_an_in_place_cycle() {
+        assert_eq!(
+            cycle(json!({"type": "object", "properties": {"next": {"$ref": "#"}}})),
+            None
+        );
+        assert_eq!(cycle(json!({"items": {"$ref": "#"}})), None);
+        assert_eq!(
+            cycle(
+                json!({"$defs": {"a": {"anyOf": [{"type": "null"}, {"prefixItems": [{"$ref": "#/$defs/a"}]}]}}})
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn references_to_other_documents_are_not_followed() {
+        assert_eq!(cycle(json!({"$ref": "other.json#"})), None);
+    }
+}
