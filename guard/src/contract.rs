@@ -496,6 +496,15 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
                 format!("{field} names a member the schema cannot contain"),
             ));
         }
+        if field.tokens() == ["data"] {
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!(
+                    "{field:?} would hand the agent the whole data object (as data.data): \
+                     name its members, such as /data/<member>"
+                ),
+            ));
+        }
         if field.tokens().is_empty() || field.agent_tokens().is_empty() {
             return Err(invalid(
                 format!("agent.fields[{i}]"),

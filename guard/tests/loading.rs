@@ -319,3 +319,11 @@ mod links {
         assert!(load(dir.path()).is_ok());
     }
 }
+
+#[test]
+fn the_whole_data_object_as_an_agent_field_is_a_load_error() {
+    let manifest = manifest("t", "4096", "8").replace(r#"["/data/x"]"#, r#"["/data"]"#);
+    let dir = folder(&manifest, &schema(json!({}), json!({"type": "string"})));
+    let error = load(dir.path()).unwrap_err().to_string();
+    assert!(error.contains("whole data object"), "{error}");
+}
