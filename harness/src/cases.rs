@@ -71,7 +71,7 @@ mod b64 {
 /// A small deterministic generator (SplitMix64): the same seed gives the same cases on
 /// every platform and every version of every dependency.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// A generator for `seed` and a stream name (so streams do not overlap).
@@ -98,7 +98,7 @@ impl Rng {
 }
 
 /// FNV-1a, for stable seeds from names.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -130,7 +130,7 @@ pub fn file_component(name: &str) -> String {
 
 /// A canary token for `(seed, case id, n)`: `zq` and 14 lower-case base-32 characters,
 /// unlikely to occur anywhere by chance, even as an 8-character window.
-pub fn canary(seed: u64, id: &str, n: u32) -> String {
+pub(crate) fn canary(seed: u64, id: &str, n: u32) -> String {
     const ALPHABET: &[u8; 32] = b"abcdefghijkmnpqrstuvwxyz23456789";
     let mut rng = Rng::new(seed ^ u64::from(n).wrapping_mul(0x9E37), id);
     let mut out = String::from("zq");
@@ -192,7 +192,7 @@ const PLACEHOLDER: &str = "\u{0}airlock-splice\u{0}";
 /// Serialise `document` with the value at `pointer` replaced by the raw bytes `raw`
 /// (which need not be valid JSON: duplicates, invalid UTF-8, lone surrogates …).
 /// `None` when `pointer` does not exist.
-pub fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
     let mut doc = document.clone();
     *doc.pointer_mut(pointer)? = Value::String(PLACEHOLDER.to_owned());
     let text = serde_json::to_string(&doc).ok()?;
@@ -207,7 +207,7 @@ pub fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
 
 /// The raw text of `object` with member `name` written twice: `first` then `second`
 /// at the member's position (the original order of the others kept).
-pub fn object_with_duplicate(
+pub(crate) fn object_with_duplicate(
     object: &serde_json::Map<String, Value>,
     name: &str,
     first: &Value,
@@ -219,7 +219,7 @@ pub fn object_with_duplicate(
 
 /// As [`object_with_duplicate`], the second occurrence's name written as the raw string
 /// literal `second_key` (such as [`escaped_first_char`] of `name`).
-pub fn object_with_duplicate_key(
+pub(crate) fn object_with_duplicate_key(
     object: &serde_json::Map<String, Value>,
     name: &str,
     second_key: &str,
@@ -247,7 +247,7 @@ pub fn object_with_duplicate_key(
 /// The JSON string literal of `name` with its first character written as a `\uXXXX`
 /// escape (a surrogate pair beyond the BMP): the same name once unescaped. `None` for
 /// the empty name.
-pub fn escaped_first_char(name: &str) -> Option<String> {
+pub(crate) fn escaped_first_char(name: &str) -> Option<String> {
     let first = name.chars().next()?;
     let mut units = [0u16; 2];
     let escaped: String = first
@@ -261,7 +261,7 @@ pub fn escaped_first_char(name: &str) -> Option<String> {
 
 /// The offsets just past every structural `{`, `[`, `,` and `:` of a JSON text (those
 /// inside strings skipped): where a truncated body ends at a structural boundary.
-pub fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
+pub(crate) fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
     let (mut in_string, mut escaped) = (false, false);
     for (i, &c) in bytes.iter().enumerate() {

@@ -25,10 +25,11 @@ pub mod cases;
 pub mod certify;
 pub mod check;
 pub mod corpus;
+pub mod exec;
 pub mod exit;
 pub mod fuzz;
 pub mod lint;
-pub mod protocol;
+
 pub mod schema;
 pub mod validate;
 

@@ -22,11 +22,13 @@ mod neighbours;
 mod random;
 mod reencode;
 mod shapes;
+mod write;
 
 /// Kept here for the modules that found it here first.
 pub use crate::schema::schema_at;
 
 pub use generated::valid_instances;
+pub use write::{write_variants, MutateOptions};
 
 /// Every class the adversary produces, with what it does.
 pub const CLASSES: &[(&str, &str)] = &[

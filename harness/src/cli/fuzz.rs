@@ -2,7 +2,7 @@
 
 use airlock_harness::check::discover;
 use airlock_harness::exit::Exit;
-use airlock_harness::fuzz::{artifact_path, body_path, FuzzOptions, Fuzzer, Target};
+use airlock_harness::fuzz::{FuzzOptions, Fuzzer, Target};
 use airlock_harness::report::printable;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Fuzz the guard in process with the invariants of the cargo-fuzz targets in `fuzz/`
-/// (`parse`, `admit`, `mutate`): seeded, deterministic, no nightly needed. Exit 0 no
+/// (`parse`, `admit`, `mutate`, `answer`): seeded, deterministic, no nightly needed. Exit 0 no
 /// finding, 1 a finding (its input is written under --artifacts), 2 usage or contract
 /// error.
 #[derive(Debug, clap::Args)]
@@ -19,8 +19,8 @@ pub struct FuzzArgs {
     /// A contract folder (repeatable); default: every contract under ./schemas.
     #[arg(long = "contract")]
     contracts: Vec<PathBuf>,
-    /// A target (repeatable); default: all three, in turn.
-    #[arg(long = "target", value_enum)]
+    /// A target (repeatable): parse, admit, mutate or answer; default: all, in turn.
+    #[arg(long = "target", value_parser = |t: &str| t.parse::<Target>())]
     targets: Vec<Target>,
     /// Seed of the input generator: the same seed gives the same inputs.
     #[arg(long, default_value_t = 0)]
@@ -110,18 +110,11 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         outln!("fuzz: no finding: {summary}")?;
         return Ok(Exit::Success);
     };
-    std::fs::create_dir_all(&args.artifacts)
-        .with_context(|| format!("creating {}", args.artifacts.display()))?;
-    let path = artifact_path(&args.artifacts, &finding);
-    super::write_file(&path, &finding.input)?;
-    if let Some((tool, body)) = (finding.target == Target::Mutate)
-        .then(|| fuzzer.mutate_body(&finding.input))
-        .flatten()
-    {
-        // The chain's bytes replay the finding; the body they stand for is what to read.
-        // Named without a target prefix: replaying it never reads it as a chain only.
-        let body_path = body_path(&args.artifacts, tool, &body);
-        super::write_file(&body_path, body)?;
+    let saved = fuzzer
+        .save_finding(&args.artifacts, &finding)
+        .map_err(write_error)?;
+    let path = saved.input;
+    if let Some((tool, body_path)) = saved.body {
         outln!("fuzz: the body judged by {tool}: {}", body_path.display())?;
     }
     outln!(
@@ -136,16 +129,17 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
 }
 
 fn write_corpus(fuzzer: &Fuzzer, dir: &Path) -> Result<Exit> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut written = 0;
-    for body in fuzzer.seed_bodies() {
-        let digest = airlock_guard::sha256_hex(body);
-        let path = dir.join(&digest[..16]);
-        super::write_file(&path, body)?;
-        written += 1;
-    }
+    let written = fuzzer.write_corpus(dir).map_err(write_error)?;
     outln!("fuzz: wrote {written} seed inputs to {}", dir.display())?;
     Ok(Exit::Success)
+}
+
+/// A file that could not be written: exit 3, naming it.
+fn write_error((path, source): (PathBuf, std::io::Error)) -> super::WriteError {
+    super::WriteError {
+        what: path.display().to_string(),
+        source,
+    }
 }
 
 /// Judge files; the target comes from `--target`, else from the artifact's name
@@ -155,15 +149,10 @@ fn replay(fuzzer: &Fuzzer, files: &[PathBuf], targets: &[Target]) -> Result<Exit
     for path in files {
         let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let targets: Vec<Target> = if !targets.is_empty() {
-            targets.to_vec()
-        } else if let Some(t) = Target::ALL
-            .into_iter()
-            .find(|t| name.starts_with(&format!("{t}-")))
-        {
-            vec![t]
+        let targets: Vec<Target> = if targets.is_empty() {
+            Target::for_file(&name)
         } else {
-            Target::ALL.to_vec()
+            targets.to_vec()
         };
         for target in targets {
             match fuzzer.check(target, &input) {

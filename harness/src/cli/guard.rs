@@ -2,8 +2,8 @@
 
 use airlock_guard::{Contract, Guard};
 use airlock_harness::check::discover;
+use airlock_harness::exec::protocol::serve;
 use airlock_harness::exit::Exit;
-use airlock_harness::protocol::serve;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 

@@ -51,7 +51,7 @@ pub use answer::{AnswerChain, AnswerEdit, ANSWER_CANARY};
 pub const PARSE_DEPTH: usize = 64;
 
 /// A fuzz target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     /// The strict parser against `serde_json`.
     Parse,
@@ -75,6 +75,31 @@ impl Target {
             Target::Mutate => "mutate",
             Target::Answer => "answer",
         }
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Target::ALL
+            .into_iter()
+            .find(|t| t.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Target::ALL.iter().map(|t| t.as_str()).collect();
+                format!("unknown target {name:?}: one of {}", names.join(", "))
+            })
+    }
+}
+
+impl Target {
+    /// The targets a saved input is judged with: the one its file name starts with
+    /// (`admit-…`, as [`artifact_path`] names them), else every target.
+    pub fn for_file(name: &str) -> Vec<Target> {
+        Target::ALL
+            .into_iter()
+            .find(|t| name.starts_with(&format!("{t}-")))
+            .map_or_else(|| Target::ALL.to_vec(), |t| vec![t])
     }
 }
 
@@ -667,6 +692,61 @@ impl Fuzzer {
         let mut bytes = self.apply(&chain).map(|(_, _, b)| b).unwrap_or_default();
         bytes.truncate(max_len);
         bytes
+    }
+}
+
+/// The files a finding was saved to.
+#[derive(Debug, Clone)]
+pub struct SavedFinding {
+    /// The input, as the target reads it (replay it with `--replay`).
+    pub input: PathBuf,
+    /// For a `mutate` finding: the tool and the body its chain stands for.
+    pub body: Option<(String, PathBuf)>,
+}
+
+impl Fuzzer {
+    /// Write every seed body into `dir` (created), named by its digest: the starting
+    /// corpus of the cargo-fuzz targets. How many were written.
+    ///
+    /// # Errors
+    ///
+    /// The file or folder that could not be written, and why.
+    pub fn write_corpus(&self, dir: &Path) -> Result<usize, (PathBuf, std::io::Error)> {
+        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+        let mut written = 0;
+        for body in self.seed_bodies() {
+            let path = dir.join(&sha256_hex(body)[..16]);
+            std::fs::write(&path, body).map_err(|e| (path.clone(), e))?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// Save `finding` under `dir` (created): its input at [`artifact_path`], and for a
+    /// `mutate` finding the body its chain stands for at [`body_path`].
+    ///
+    /// # Errors
+    ///
+    /// The file or folder that could not be written, and why.
+    pub fn save_finding(
+        &self,
+        dir: &Path,
+        finding: &Finding,
+    ) -> Result<SavedFinding, (PathBuf, std::io::Error)> {
+        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+        let input = artifact_path(dir, finding);
+        std::fs::write(&input, &finding.input).map_err(|e| (input.clone(), e))?;
+        let mut body = None;
+        if finding.target == Target::Mutate {
+            if let Some((tool, bytes)) = self.mutate_body(&finding.input) {
+                // The chain's bytes replay the finding; the body is what to read. Named
+                // without a target prefix: replaying it never reads it as a chain.
+                let path = body_path(dir, tool, &bytes);
+                std::fs::write(&path, bytes).map_err(|e| (path.clone(), e))?;
+                body = Some((tool.to_owned(), path));
+            }
+        }
+        Ok(SavedFinding { input, body })
     }
 }
 

@@ -1,0 +1,271 @@
+//! `airlock lint`: what a contract's schema lets through that a guard should not, found
+//! statically and pointed at by line and column of the schema file.
+//!
+//! ```
+//! use airlock_harness::lint::{lint_contract, Severity};
+//!
+//! let findings = lint_contract("../schemas/job_run_status".as_ref());
+//! assert!(findings.iter().all(|f| f.severity != Severity::Error || f.allowed.is_some()));
+//! ```
+
+use airlock_guard::{in_place_ref_cycle, parse, Contract, Pointer};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+mod positions;
+mod rules;
+
+pub use positions::positions;
+use rules::Linter;
+
+/// How serious a finding is: errors fail `airlock lint`, warnings only with `--strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The schema lets hostile or ambiguous responses through.
+    Error,
+    /// A weakness worth a look or an explicit allowance.
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// Every rule: id, severity, what it flags.
+pub const RULES: &[(&str, Severity, &str)] = &[
+    ("schema-dialect", Severity::Error, "`$schema` missing or not Draft 2020-12"),
+    ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef` outside the contract's own files"),
+    ("ref-cycle", Severity::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
+    ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
+    ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
+    ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
+    ("unconstrained", Severity::Error, "a member schema of `true` or `{}` (annotations only): any value at all is admitted"),
+    ("free-form-map", Severity::Warning, "`patternProperties` or a schema-valued `additionalProperties`: members of any name"),
+    ("unbounded-string", Severity::Warning, "a string without `maxLength`, `enum`, `const` or a bounded anchored pattern"),
+    ("unbounded-array", Severity::Warning, "an array without `maxItems`"),
+    ("unanchored-pattern", Severity::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
+    ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
+    ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
+    ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
+];
+
+fn severity(rule: &str) -> Severity {
+    RULES
+        .iter()
+        .find(|(id, _, _)| *id == rule)
+        .map_or(Severity::Error, |(_, s, _)| *s)
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LintFinding {
+    /// The rule id.
+    pub rule: &'static str,
+    /// Its severity.
+    pub severity: Severity,
+    /// The schema (or contract) file.
+    pub file: PathBuf,
+    /// JSON pointer into the schema (for `free-text-agent-field`, the agent field's
+    /// subschema).
+    pub pointer: String,
+    /// 1-based line of the flagged value in `file` (0 when unknown).
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong and what to do.
+    pub message: String,
+    /// The reason given in `contract.toml`'s `[lint] allow`, when allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<String>,
+}
+
+impl fmt::Display for LintFinding {
+    /// `file:line:column: severity[rule] pointer: message`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(
+            f,
+            "{}:{}:{}: {}[{}] {at}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.severity,
+            self.rule,
+            self.message
+        )?;
+        if let Some(reason) = &self.allowed {
+            write!(f, " (allowed: {reason})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Lint every `v*.schema.json` of the contract in `dir`, with its agent fields and its
+/// `[lint] allow` list. A contract that does not load is itself a finding.
+pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
+    let manifest = dir.join(airlock_guard::MANIFEST);
+    let (contract, mut findings) = match Contract::load(dir) {
+        Ok(contract) => (Some(contract), Vec::new()),
+        Err(error) => (
+            None,
+            vec![LintFinding {
+                rule: "contract-load",
+                severity: Severity::Error,
+                file: manifest.clone(),
+                pointer: String::new(),
+                line: 0,
+                column: 0,
+                message: error.to_string(),
+                allowed: None,
+            }],
+        ),
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    let name = p.file_name().unwrap_or_default().to_string_lossy();
+                    name.starts_with('v') && name.ends_with(".schema.json")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let tool = contract
+        .as_ref()
+        .map(|c| c.tool().to_owned())
+        .unwrap_or_default();
+    for file in files {
+        let current = contract
+            .as_ref()
+            .is_some_and(|c| file.ends_with(format!("v{}.schema.json", c.version())));
+        let fields = match (&contract, current) {
+            (Some(c), true) => c.agent_fields().to_vec(),
+            _ => Vec::new(),
+        };
+        let mut found = lint_schema_file(&file, &fields, Some(&tool));
+        if let Some(contract) = &contract {
+            for finding in &mut found {
+                finding.allowed = contract
+                    .lint_allowances()
+                    .iter()
+                    .find(|a| a.rule == finding.rule && a.at == finding.pointer)
+                    .map(|a| a.reason.clone());
+            }
+        }
+        findings.extend(found);
+    }
+    if let Some(contract) = &contract {
+        for allowance in contract.lint_allowances() {
+            let used = findings
+                .iter()
+                .any(|f| f.rule == allowance.rule && f.pointer == allowance.at);
+            if !used {
+                findings.push(LintFinding {
+                    rule: "stale-allowance",
+                    severity: Severity::Warning,
+                    file: manifest.clone(),
+                    pointer: allowance.at.clone(),
+                    line: 0,
+                    column: 0,
+                    message: format!(
+                        "`[lint] allow` of {} at {} matches no finding: remove it",
+                        allowance.rule, allowance.at
+                    ),
+                    allowed: None,
+                });
+            }
+        }
+    }
+    findings
+}
+
+/// Lint one schema file; `fields` are the agent fields it serves (none for a standalone
+/// schema); `tool` names the contract whose own files `$ref` may reach.
+pub fn lint_schema_file(path: &Path, fields: &[Pointer], tool: Option<&str>) -> Vec<LintFinding> {
+    let unreadable = |message: String| {
+        vec![LintFinding {
+            rule: "schema-unreadable",
+            severity: Severity::Error,
+            file: path.to_path_buf(),
+            pointer: String::new(),
+            line: 0,
+            column: 0,
+            message,
+            allowed: None,
+        }]
+    };
+    let source = match std::fs::read(path) {
+        Ok(source) => source,
+        Err(e) => return unreadable(e.to_string()),
+    };
+    let document = match parse(&source, 256) {
+        Ok(document) => document,
+        Err(e) => return unreadable(format!("not strict JSON: {e}")),
+    };
+    lint_schema(path, &source, &document, fields, tool)
+}
+
+/// Lint a parsed schema whose text is `source`.
+pub fn lint_schema(
+    path: &Path,
+    source: &[u8],
+    document: &Value,
+    fields: &[Pointer],
+    tool: Option<&str>,
+) -> Vec<LintFinding> {
+    let mut linter = Linter::new(document, tool);
+    linter.walk(document, String::new(), false);
+    linter.root(document);
+    let file_name = path.file_name().and_then(|n| n.to_str());
+    if let Some(cycle) = in_place_ref_cycle(document, file_name) {
+        let at = cycle[0].trim_start_matches('#').to_owned();
+        linter.flag(
+            "ref-cycle",
+            &at,
+            format!(
+                "reference cycle {} applies to the same value without ever stepping into a \
+                 member or an item, so it admits any value (the guard refuses to load it): \
+                 make the recursion go through `properties`, `items` or another keyword \
+                 that applies to a child value",
+                cycle.join(" → ")
+            ),
+        );
+    }
+    linter.agent_fields(fields);
+    let positions = positions(source);
+    let mut findings: Vec<LintFinding> = linter
+        .raw
+        .into_iter()
+        .map(|(rule, pointer, message)| {
+            let (line, column) = positions.get(&pointer).copied().unwrap_or((0, 0));
+            LintFinding {
+                rule,
+                severity: severity(rule),
+                file: path.to_path_buf(),
+                pointer,
+                line,
+                column,
+                message,
+                allowed: None,
+            }
+        })
+        .collect();
+    findings.sort_by(|a, b| (a.line, a.column, a.rule).cmp(&(b.line, b.column, b.rule)));
+    findings.dedup();
+    findings
+}
