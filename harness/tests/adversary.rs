@@ -541,6 +541,20 @@ fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
     }
 }
 
+/// Date-time neighbours the schema's `format` rejects whatever the request.
+const FORMAT_ALONE: [&str; 10] = [
+    "no_offset",
+    "space_separator",
+    "month_13",
+    "offset:+24:00",
+    "offset:-24:00",
+    "offset:+23:60",
+    "day_past_month_end:11-31",
+    "day_past_month_end:04-31",
+    "day_past_month_end:02-29",
+    "hour_24",
+];
+
 #[test]
 fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_format_alone() {
     let catalogue = catalogue("job_run_status");
@@ -557,19 +571,7 @@ fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_fo
         let original = catalogue.origin(case).pointer(&case.location).cloned();
         assert_ne!(Some(Value::String(value.clone())), original, "{}", case.id);
         kinds.insert(suffix(case).to_owned());
-        let format_alone = [
-            "no_offset",
-            "space_separator",
-            "month_13",
-            "offset:+24:00",
-            "offset:-24:00",
-            "offset:+23:60",
-            "day_past_month_end:11-31",
-            "day_past_month_end:04-31",
-            "day_past_month_end:02-29",
-            "hour_24",
-        ];
-        if format_alone.contains(&suffix(case)) {
+        if FORMAT_ALONE.contains(&suffix(case)) {
             let admission = catalogue.guard.admit(&case.request, body);
             let diagnostic = admission.diagnostic().unwrap();
             assert_eq!(diagnostic.stage(), Stage::Schema, "{}", case.id);
@@ -588,25 +590,20 @@ fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_fo
             );
         }
     }
-    let all = [
-        "no_offset",
-        "space_separator",
+    let others = [
         "lowercase_t_z",
-        "month_13",
         "leap_second",
-        "offset:+24:00",
-        "offset:-24:00",
-        "offset:+23:60",
-        "day_past_month_end:11-31",
-        "day_past_month_end:04-31",
-        "day_past_month_end:02-29",
         "leap_second:12:00:60Z",
         "leap_second:23:58:60Z",
         "leap_second:23:59:60+01:00",
-        "hour_24",
         "fraction_digits:10",
     ];
-    assert_eq!(kinds, all.map(str::to_owned).into());
+    let all: BTreeSet<String> = FORMAT_ALONE
+        .iter()
+        .chain(&others)
+        .map(|k| (*k).to_owned())
+        .collect();
+    assert_eq!(kinds, all);
 }
 
 /// The keywords of a diagnostic and all its causes.
