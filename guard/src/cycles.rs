@@ -13,7 +13,8 @@
 //! `anyOf`, `oneOf`, `not`, `if`, `then`, `else` and `dependentSchemas`. A cycle made only
 //! of these is an error. References are followed within the schema document (`#…`
 //! fragments, JSON pointers and `$anchor`/`$dynamicAnchor` names, and the document's own
-//! `$id` or file name); references to other files are not followed here.
+//! `$id` or file name); [`in_place_ref_cycle_across`] also follows references to the
+//! contract's other files.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -277,6 +278,141 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The most documents [`in_place_ref_cycle_across`] follows.
+const MAX_DOCUMENTS: usize = 64;
+
+/// The first in-place reference cycle across `main` (the file `main_name`) and the other
+/// files of the contract its references name, read with `fetch` (by file name, as a
+/// reference writes it): locations are written `file#pointer`. `None` when every cycle
+/// steps into a child value, or no other file is referenced.
+pub fn in_place_ref_cycle_across(
+    main: &Value,
+    main_name: &str,
+    fetch: &mut dyn FnMut(&str) -> Option<Value>,
+) -> Option<Vec<String>> {
+    let mut documents: Vec<(String, Value)> = vec![(main_name.to_owned(), main.clone())];
+    let mut next = 0;
+    while next < documents.len() && documents.len() < MAX_DOCUMENTS {
+        let mut names = Vec::new();
+        references(&documents[next].1, &mut |reference| {
+            if let Some(name) = file_of(reference) {
+                names.push(name.to_owned());
+            }
+        });
+        for name in names {
+            if !documents.iter().any(|(n, _)| *n == name) && documents.len() < MAX_DOCUMENTS {
+                if let Some(document) = fetch(&name) {
+                    documents.push((name, document));
+                }
+            }
+        }
+        next += 1;
+    }
+    if documents.len() < 2 {
+        return None;
+    }
+    // One document holding them all, each under `#/$defs/<index>`, its references
+    // rewritten to point there; `$id`s dropped so that every fragment is from the root.
+    let names: Vec<String> = documents.iter().map(|(n, _)| n.clone()).collect();
+    let mut defs = serde_json::Map::new();
+    for (index, (_, mut document)) in documents.into_iter().enumerate() {
+        rewrite(&mut document, index, &names);
+        defs.insert(index.to_string(), document);
+    }
+    let merged = serde_json::json!({ "$defs": defs });
+    let cycle = in_place_ref_cycle(&merged, None)?;
+    Some(
+        cycle
+            .into_iter()
+            .map(|at| {
+                let rest = at.trim_start_matches("#/$defs/");
+                let (index, pointer) = rest.split_once('/').unwrap_or((rest, ""));
+                let name = index
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| names.get(i))
+                    .map_or("?", String::as_str);
+                format!(
+                    "{name}#{}",
+                    if pointer.is_empty() {
+                        String::new()
+                    } else {
+                        format!("/{pointer}")
+                    }
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The file a reference names, when it names one (a relative `name.json`, or the last
+/// segment of an absolute contract URI); `None` for `#…` and remote references.
+fn file_of(reference: &str) -> Option<&str> {
+    let document = reference.split('#').next().unwrap_or_default();
+    if document.is_empty() || document.starts_with("http:") || document.starts_with("https:") {
+        return None;
+    }
+    let name = document.rsplit('/').next().unwrap_or(document);
+    (!name.is_empty()).then_some(name)
+}
+
+/// Every `$ref` and `$dynamicRef` string of `value`.
+fn references(value: &Value, each: &mut dyn FnMut(&str)) {
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    match (key.as_str(), child) {
+                        ("$ref" | "$dynamicRef", Value::String(r)) => each(r),
+                        _ => stack.push(child),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+}
+
+/// Rewrite the references of document `index` to point into the merged document, and
+/// drop its `$id`s.
+fn rewrite(value: &mut Value, index: usize, names: &[String]) {
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                map.remove("$id");
+                for (key, child) in map.iter_mut() {
+                    match (key.as_str(), child) {
+                        ("$ref" | "$dynamicRef", Value::String(r)) => {
+                            let (document, fragment) = r.split_once('#').unwrap_or((r, ""));
+                            let target = if document.is_empty() {
+                                Some(index)
+                            } else {
+                                file_of(r).and_then(|n| names.iter().position(|m| m == n))
+                            };
+                            if let Some(target) = target {
+                                *r = if fragment.is_empty() || fragment.starts_with('/') {
+                                    format!("#/$defs/{target}{fragment}")
+                                } else {
+                                    format!("#{fragment}")
+                                };
+                            } else if !document.is_empty() {
+                                // A file that was not read: left unresolved.
+                                *r = format!("{document}#{fragment}");
+                            }
+                        }
+                        (_, child) => stack.push(child),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,5 +461,28 @@ mod tests {
     #[test]
     fn references_to_other_documents_are_not_followed() {
         assert_eq!(cycle(json!({"$ref": "other.json#"})), None);
+    }
+
+    #[test]
+    fn a_cycle_through_another_file_of_the_contract_is_found_across_documents() {
+        let main = json!({"$defs": {"a": {"$ref": "b.json#/$defs/x"}}, "properties": {"v": {"$ref": "#/$defs/a"}}});
+        let b = json!({"$defs": {"x": {"allOf": [{"$ref": "v1.schema.json#/$defs/a"}]}}});
+        let mut fetch = |name: &str| (name == "b.json").then(|| b.clone());
+        let found = in_place_ref_cycle_across(&main, "v1.schema.json", &mut fetch).unwrap();
+        assert_eq!(found.first(), found.last());
+        assert!(found.iter().any(|l| l.starts_with("b.json#")), "{found:?}");
+        // Recursion through a child keyword across files is not a cycle.
+        let b = json!({"$defs": {"x": {"properties": {"n": {"$ref": "v1.schema.json#/$defs/a"}}}}});
+        let mut fetch = |name: &str| (name == "b.json").then(|| b.clone());
+        assert_eq!(
+            in_place_ref_cycle_across(&main, "v1.schema.json", &mut fetch),
+            None
+        );
+        // No other file referenced: nothing to do here.
+        let mut none = |_: &str| None;
+        assert_eq!(
+            in_place_ref_cycle_across(&json!({}), "v1.schema.json", &mut none),
+            None
+        );
     }
 }

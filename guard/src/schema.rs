@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{bounded, sha256_hex, Diagnostic, Stage};
-use crate::cycles::in_place_ref_cycle;
+use crate::cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
 use crate::resources::{LocalRetriever, Resources};
@@ -182,6 +182,19 @@ impl CompiledSchema {
         check_patterns(&document)?;
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
         if let Some(cycle) = in_place_ref_cycle(&document, file_name) {
+            return Err(SchemaError::RefCycle(cycle));
+        }
+        // Across the contract's files: those a reference names, read as the build would.
+        let directory = &base_uri[..base_uri.rfind('/').map_or(0, |i| i + 1)];
+        let mut fetch = |name: &str| {
+            resources
+                .fetch(&format!("{directory}{name}"))
+                .ok()
+                .flatten()
+        };
+        if let Some(cycle) =
+            in_place_ref_cycle_across(&document, file_name.unwrap_or_default(), &mut fetch)
+        {
             return Err(SchemaError::RefCycle(cycle));
         }
         let validator = Self::build(&document, base_uri, resources, options)?;

@@ -327,3 +327,22 @@ fn the_whole_data_object_as_an_agent_field_is_a_load_error() {
     let error = load(dir.path()).unwrap_err().to_string();
     assert!(error.contains("whole data object"), "{error}");
 }
+
+#[test]
+fn a_reference_cycle_through_another_file_of_the_contract_is_a_load_error() {
+    let dir = folder(
+        &manifest("t", "4096", "8"),
+        &schema(
+            json!({"a": {"$ref": "common.json#/$defs/x"}}),
+            json!({"$ref": "#/$defs/a"}),
+        ),
+    );
+    std::fs::write(
+        dir.path().join("common.json"),
+        br##"{"$defs": {"x": {"anyOf": [{"$ref": "v1.schema.json#/$defs/a"}]}}}"##,
+    )
+    .unwrap();
+    let message = load(dir.path()).unwrap_err().to_string();
+    assert!(message.contains("common.json#/$defs/x"), "{message}");
+    assert!(message.contains("v1.schema.json#/$defs/a"), "{message}");
+}
