@@ -66,7 +66,7 @@ pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
 pub use contract::{
     load_schema_file, Contract, ContractBuilder, ContractError, LintAllowance, MANIFEST,
 };
-pub use cycles::in_place_ref_cycle;
+pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 pub use guard::{Admission, Guard, GuardBuilder};
 pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
 pub use parse::{parse, ParseError, ParseErrorKind};
