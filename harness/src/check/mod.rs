@@ -2,7 +2,7 @@
 //! against the reference (the guard configured by the same contract). Findings are data;
 //! only a broken contract or corpus is an error.
 
-use airlock_guard::{Contract, ErrorCode, Guard, Request};
+use airlock_guard::{AgentValue, Contract, ErrorCode, Guard, Request};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::ControlFlow;
@@ -377,6 +377,23 @@ fn out_of_time_finding(tool: &str, options: &CheckOptions, not_run: usize) -> Fi
 /// Cases handed to the adapter at once: lets an external adapter be pipelined.
 const BATCH: usize = 256;
 
+/// A case ready for the adapter: the case, its request (naming the tool) and the
+/// reference's agent value.
+type Runnable<'c> = (&'c Case, std::borrow::Cow<'c, Request>, AgentValue);
+
+/// Counters of one contract's run.
+#[derive(Default)]
+struct RunState {
+    /// Cases done (judged or refused as contract errors).
+    done: usize,
+    /// Consecutive crashes, timeouts, floods or protocol violations.
+    consecutive: u32,
+    /// Findings shrunk so far.
+    shrunk: usize,
+    /// Reproducers written per (class, kind of first finding).
+    reproducers: BTreeMap<(String, Option<FindingKind>), usize>,
+}
+
 pub(crate) fn run_cases(
     subject: &Subject,
     cases: &[Case],
@@ -388,66 +405,17 @@ pub(crate) fn run_cases(
     let guard = &subject.guard;
     let tool = guard.contract().tool().to_owned();
     let mut report = ContractReport::new(&tool, guard.contract().dir());
-    let mut consecutive = 0;
-    let mut done = 0;
-    let mut shrunk = 0;
-    let mut reproducers_per_class: BTreeMap<(String, Option<FindingKind>), usize> = BTreeMap::new();
+    let mut state = RunState::default();
     let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
-    'batches: for batch in cases.chunks(BATCH) {
-        // The reference first: construction errors never reach the adapter.
-        let mut runnable = Vec::with_capacity(batch.len());
-        for case in batch {
-            let request = if case.request.tool.as_deref() == Some(tool.as_str()) {
-                std::borrow::Cow::Borrowed(&case.request)
-            } else {
-                let mut request = case.request.clone();
-                request.tool = Some(tool.clone());
-                std::borrow::Cow::Owned(request)
-            };
-            let reference = match &case.upstream {
-                Upstream::Body(bytes) => guard.admit(&request, bytes),
-                Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
-            };
-            match report.classes.get_mut(&case.class) {
-                Some(stats) => stats.cases += 1,
-                None => {
-                    let stats = crate::report::ClassSummary {
-                        cases: 1,
-                        findings: 0,
-                    };
-                    report.classes.insert(case.class.clone(), stats);
-                }
-            }
-            if let Some(message) = construction_disagrees(case, reference.is_admitted()) {
-                let diagnostic = reference
-                    .diagnostic()
-                    .map(|d| format!(" ({d})"))
-                    .unwrap_or_default();
-                report.contract_errors.push(Finding {
-                    tool: tool.clone(),
-                    case: case.id.clone(),
-                    class: case.class.clone(),
-                    location: case.location.clone(),
-                    kind: FindingKind::Contract,
-                    severity: Severity::Error,
-                    message: format!("{message}{diagnostic}"),
-                    expected: None,
-                    actual: Some(reference.agent().to_json()),
-                    file: case_file(subject, case),
-                    reproducer: None,
-                });
-                progress(Progress::Case);
-                done += 1;
-                continue;
-            }
-            runnable.push((case, request, reference.into_parts().0));
-        }
+    for batch in cases.chunks(BATCH) {
+        let runnable = reference_first(subject, batch, &mut report, &mut state, progress);
         let inputs: Vec<(&Request, &Upstream)> = runnable
             .iter()
             .map(|(c, r, _)| (&**r, &c.upstream))
             .collect();
         let mut given_up = false;
         let mut out_of_time = past_deadline();
+        // (index in the batch, its first finding, the kind of that finding)
         let mut pending: Vec<(usize, usize, Option<FindingKind>)> = Vec::new();
         adapter.answers(&inputs, &mut |index, actual| {
             if past_deadline() {
@@ -458,45 +426,22 @@ pub(crate) fn run_cases(
             }
             let (case, _, reference) = &runnable[index];
             progress(Progress::Case);
-            done += 1;
+            state.done += 1;
+            report.cases += 1;
             let findings = judge(case, reference, &actual);
             // A protocol violation restarts the adapter as a crash does: it counts.
-            if actual.is_err() {
-                consecutive += 1;
+            state.consecutive = if actual.is_err() {
+                state.consecutive + 1
             } else {
-                consecutive = 0;
-            }
-            report.cases += 1;
+                0
+            };
             if !findings.is_empty() {
                 // Reproducers are written after the batch, once the case is shrunk (the
                 // adapter is busy answering the batch until then).
                 pending.push((index, report.findings.len(), findings.first().map(|f| f.0)));
-                let reproducer = None;
-                let file = case_file(subject, case);
-                let expected = reference.to_json();
-                if let Some(stats) = report.classes.get_mut(&case.class) {
-                    stats.findings += findings.len();
-                }
-                let reference_admits = reference
-                    .error()
-                    .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
-                for (kind, message) in findings {
-                    report.findings.push(Finding {
-                        tool: tool.clone(),
-                        case: case.id.clone(),
-                        class: case.class.clone(),
-                        location: case.location.clone(),
-                        kind,
-                        severity: Severity::of(kind, reference_admits),
-                        message,
-                        expected: Some(expected.clone()),
-                        actual: actual.as_ref().ok().map(Answer::for_report),
-                        file: file.clone(),
-                        reproducer: reproducer.clone(),
-                    });
-                }
+                record(subject, &mut report, case, reference, &actual, findings);
             }
-            if consecutive >= MAX_CONSECUTIVE_FAILURES {
+            if state.consecutive >= MAX_CONSECUTIVE_FAILURES {
                 given_up = true;
                 return ControlFlow::Break(());
             }
@@ -504,83 +449,224 @@ pub(crate) fn run_cases(
         });
         for (index, first_finding, kind) in pending {
             let (case, request, reference) = &runnable[index];
-            // Past the cap (per class and kind) a finding gets no reproducer, and no
-            // shrinking either.
-            let write = options.reproducers.as_deref().filter(|_| {
-                let count = reproducers_per_class
-                    .entry((case.class.clone(), kind))
-                    .or_default();
-                *count += 1;
-                *count <= MAX_REPRODUCERS_PER_CLASS
-            });
-            if options.reproducers.is_some() && write.is_none() {
-                report.reproducers_not_written += 1;
-            }
-            let mut minimal = None;
-            let shrinks = options.reproducers.is_none() || write.is_some();
-            if let (Some(kind), true) = (kind, shrinks && shrunk < MAX_SHRINKS && !past_deadline())
-            {
-                if SHRINKABLE.contains(&kind) {
-                    shrunk += 1;
-                    minimal = shrink(guard, case, request, reference, kind, deadline, adapter);
-                }
-            }
-            let written = minimal.as_ref().unwrap_or(case);
-            let reproducer = match write {
-                Some(dir) => Some(write_reproducer(
-                    dir,
-                    subject,
-                    options.seed,
-                    written,
-                    request,
-                )?),
-                None => None,
+            let target = Pending {
+                case,
+                request,
+                reference,
+                first_finding,
+                kind,
             };
-            for finding in &mut report.findings[first_finding..] {
-                if finding.case != case.id {
-                    break;
-                }
-                finding.reproducer.clone_from(&reproducer);
-                if let (Some(small), Upstream::Body(original)) = (&minimal, &case.upstream) {
-                    if let Upstream::Body(bytes) = &small.upstream {
-                        finding.message.push_str(&format!(
-                            " (shrunk from {} to {} bytes)",
-                            original.len(),
-                            bytes.len()
-                        ));
-                    }
-                }
-            }
+            reproduce(
+                subject,
+                options,
+                deadline,
+                adapter,
+                &mut report,
+                &mut state,
+                &target,
+            )?;
         }
-        if out_of_time {
-            report.not_run = cases.len() - done;
-            report
-                .findings
-                .push(out_of_time_finding(&tool, options, report.not_run));
-            break 'batches;
-        }
-        if given_up {
-            report.not_run = cases.len() - done;
-            report.findings.push(Finding {
-                tool: tool.clone(),
-                case: "adapter/given-up".into(),
-                class: "adapter".into(),
-                location: String::new(),
-                kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
-                severity: Severity::Error,
-                message: format!(
-                    "{consecutive} consecutive crashes, timeouts, floods or protocol violations: the remaining {} cases of {tool} were not run",
-                    report.not_run
-                ),
-                expected: None,
-                actual: None,
-                file: None,
-                reproducer: None,
-            });
-            break 'batches;
+        if out_of_time || given_up {
+            report.not_run = cases.len() - state.done;
+            let finding = if out_of_time {
+                out_of_time_finding(&tool, options, report.not_run)
+            } else {
+                given_up_finding(&report, state.consecutive)
+            };
+            report.findings.push(finding);
+            break;
         }
     }
     Ok(report)
+}
+
+/// Judge `batch` with the reference first: a case that contradicts what it was built to
+/// be is a contract error and never reaches the adapter. The cases that do.
+fn reference_first<'c>(
+    subject: &Subject,
+    batch: &'c [Case],
+    report: &mut ContractReport,
+    state: &mut RunState,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Vec<Runnable<'c>> {
+    let guard = &subject.guard;
+    let tool = guard.contract().tool();
+    let mut runnable = Vec::with_capacity(batch.len());
+    for case in batch {
+        let request = if case.request.tool.as_deref() == Some(tool) {
+            std::borrow::Cow::Borrowed(&case.request)
+        } else {
+            let mut request = case.request.clone();
+            request.tool = Some(tool.to_owned());
+            std::borrow::Cow::Owned(request)
+        };
+        let reference = match &case.upstream {
+            Upstream::Body(bytes) => guard.admit(&request, bytes),
+            Upstream::Transport(error) => guard.admit_transport_error(&request, *error),
+        };
+        report.classes.entry(case.class.clone()).or_default().cases += 1;
+        if let Some(message) = construction_disagrees(case, reference.is_admitted()) {
+            let diagnostic = reference
+                .diagnostic()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            report.contract_errors.push(Finding {
+                tool: tool.to_owned(),
+                case: case.id.clone(),
+                class: case.class.clone(),
+                location: case.location.clone(),
+                kind: FindingKind::Contract,
+                severity: Severity::Error,
+                message: format!("{message}{diagnostic}"),
+                expected: None,
+                actual: Some(reference.agent().to_json()),
+                file: case_file(subject, case),
+                reproducer: None,
+            });
+            progress(Progress::Case);
+            state.done += 1;
+            continue;
+        }
+        runnable.push((case, request, reference.into_parts().0));
+    }
+    runnable
+}
+
+/// Record the findings of one case.
+fn record(
+    subject: &Subject,
+    report: &mut ContractReport,
+    case: &Case,
+    reference: &AgentValue,
+    actual: &Result<Answer, AdapterFailure>,
+    findings: Vec<(FindingKind, String)>,
+) {
+    let file = case_file(subject, case);
+    let expected = reference.to_json();
+    if let Some(stats) = report.classes.get_mut(&case.class) {
+        stats.findings += findings.len();
+    }
+    let reference_admits = reference
+        .error()
+        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
+    let actual = actual.as_ref().ok().map(Answer::for_report);
+    for (kind, message) in findings {
+        report.findings.push(Finding {
+            tool: report.tool.clone(),
+            case: case.id.clone(),
+            class: case.class.clone(),
+            location: case.location.clone(),
+            kind,
+            severity: Severity::of(kind, reference_admits),
+            message,
+            expected: Some(expected.clone()),
+            actual: actual.clone(),
+            file: file.clone(),
+            reproducer: None,
+        });
+    }
+}
+
+/// A case with findings, waiting for its reproducer.
+struct Pending<'a> {
+    case: &'a Case,
+    request: &'a Request,
+    reference: &'a AgentValue,
+    /// Its first finding in the report.
+    first_finding: usize,
+    /// The kind of that finding.
+    kind: Option<FindingKind>,
+}
+
+/// Shrink a case with findings and write its reproducer, within the caps; its findings
+/// get the reproducer's path and the shrunk size.
+fn reproduce(
+    subject: &Subject,
+    options: &CheckOptions,
+    deadline: Option<Instant>,
+    adapter: &mut dyn Adapter,
+    report: &mut ContractReport,
+    state: &mut RunState,
+    pending: &Pending<'_>,
+) -> Result<(), CheckError> {
+    let Pending {
+        case,
+        request,
+        reference,
+        first_finding,
+        kind,
+    } = *pending;
+    // Past the cap (per class and kind) a finding gets no reproducer, and no shrinking
+    // either.
+    let write = options.reproducers.as_deref().filter(|_| {
+        let count = state
+            .reproducers
+            .entry((case.class.clone(), kind))
+            .or_default();
+        *count += 1;
+        *count <= MAX_REPRODUCERS_PER_CLASS
+    });
+    if options.reproducers.is_some() && write.is_none() {
+        report.reproducers_not_written += 1;
+    }
+    let mut minimal = None;
+    let shrinks = options.reproducers.is_none() || write.is_some();
+    let in_time = deadline.is_none_or(|d| Instant::now() < d);
+    if let (Some(kind), true) = (kind, shrinks && state.shrunk < MAX_SHRINKS && in_time) {
+        if SHRINKABLE.contains(&kind) {
+            state.shrunk += 1;
+            let guard = &subject.guard;
+            minimal = shrink(guard, case, request, reference, kind, deadline, adapter);
+        }
+    }
+    let written = minimal.as_ref().unwrap_or(case);
+    let reproducer = match write {
+        Some(dir) => Some(write_reproducer(
+            dir,
+            subject,
+            options.seed,
+            written,
+            request,
+        )?),
+        None => None,
+    };
+    for finding in &mut report.findings[first_finding..] {
+        if finding.case != case.id {
+            break;
+        }
+        finding.reproducer.clone_from(&reproducer);
+        if let (Some(small), Upstream::Body(original)) = (&minimal, &case.upstream) {
+            if let Upstream::Body(bytes) = &small.upstream {
+                finding.message.push_str(&format!(
+                    " (shrunk from {} to {} bytes)",
+                    original.len(),
+                    bytes.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The finding of a contract whose adapter was given up on.
+fn given_up_finding(report: &ContractReport, consecutive: u32) -> Finding {
+    let tool = &report.tool;
+    Finding {
+        tool: tool.clone(),
+        case: "adapter/given-up".into(),
+        class: "adapter".into(),
+        location: String::new(),
+        kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
+        severity: Severity::Error,
+        message: format!(
+            "{consecutive} consecutive crashes, timeouts, floods or protocol violations: the remaining {} cases of {tool} were not run",
+            report.not_run
+        ),
+        expected: None,
+        actual: None,
+        file: None,
+        reproducer: None,
+    }
 }
 
 /// The file a case came from, for locating findings (the fixture, else the schema).
