@@ -794,3 +794,117 @@ fn findings_are_shrunk_to_a_smaller_case_that_keeps_the_finding_and_the_referenc
         original.message
     );
 }
+
+#[test]
+fn one_run_writes_every_report_sarif_valid_and_junit_readable_with_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (sarif_path, junit, json) = (path("a.sarif"), path("junit.xml"), path("r.json"));
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "10",
+            "--adapter-cmd",
+            &adapter,
+            "--reproducers",
+            &path("repro"),
+            "--report",
+            &format!("sarif={sarif_path}"),
+            "--report",
+            &format!("junit={junit}"),
+            "--report",
+            &format!("json={json}"),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let findings = report["contracts"][0]["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+
+    // SARIF 2.1.0, by its schema: rules, regions, fingerprints.
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let sarif: Value = serde_json::from_slice(&std::fs::read(&sarif_path).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules
+        .iter()
+        .any(|r| r["id"] == "leak" && r["help"]["text"].is_string()));
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), findings.len());
+    assert!(results
+        .iter()
+        .all(|r| r["partialFingerprints"]["airlockFinding/v1"].is_string()));
+    assert!(results
+        .iter()
+        .any(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].is_u64()));
+
+    // JUnit, by a reader: classname = the contract, name = the case id.
+    let suites =
+        junit_parser::from_reader(std::io::Cursor::new(std::fs::read(&junit).unwrap())).unwrap();
+    let cases: Vec<_> = suites.suites.iter().flat_map(|s| &s.cases).collect();
+    assert!(cases
+        .iter()
+        .all(|c| c.classname.as_deref() == Some("review_status")));
+    let failing: BTreeSet<&str> = cases
+        .iter()
+        .filter(|c| c.status.is_failure())
+        // The reader names a case `classname::name`.
+        .map(|c| c.name.strip_prefix("review_status::").unwrap_or(&c.name))
+        .collect();
+    let with_findings: BTreeSet<&str> = findings
+        .iter()
+        .map(|f| f["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(failing.len(), with_findings.len());
+    assert!(
+        failing == with_findings,
+        "JUnit failures are the cases with findings"
+    );
+
+    // The closing summary: counts, the worst findings with their reproduce line, reports.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("worst: leak"), "{stderr}");
+    assert!(
+        stderr.contains("reproduce: airlock check --replay"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("report: {sarif_path}")),
+        "{stderr}"
+    );
+    let quiet = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "5",
+            "--quiet",
+        ],
+        b"",
+    );
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let bad = airlock(&["check", "--report", "pdf=x.pdf"], b"");
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -34,6 +34,49 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Every kind, in report order.
+    pub const ALL: [FindingKind; 9] = [
+        FindingKind::Verdict,
+        FindingKind::Value,
+        FindingKind::Leak,
+        FindingKind::Shape,
+        FindingKind::Crash,
+        FindingKind::Timeout,
+        FindingKind::Protocol,
+        FindingKind::Flood,
+        FindingKind::Contract,
+    ];
+
+    /// One line on what the kind means.
+    pub fn summary(self) -> &'static str {
+        match self {
+            FindingKind::Verdict => "The adapter admitted what the contract rejects, or rejected what it admits.",
+            FindingKind::Value => "Same verdict as the contract, but a different agent value.",
+            FindingKind::Leak => "Text planted in a rejected input reached the agent value.",
+            FindingKind::Shape => "The agent's bytes are not one unambiguous JSON value of one of the two closed shapes.",
+            FindingKind::Crash => "The adapter exited without answering.",
+            FindingKind::Timeout => "The adapter did not answer in time (or the run reached --max-duration).",
+            FindingKind::Protocol => "The adapter broke the exec protocol.",
+            FindingKind::Flood => "The adapter wrote an answer line over the limit.",
+            FindingKind::Contract => "A fixture or constructed case disagrees with its own contract.",
+        }
+    }
+
+    /// What to do about a finding of this kind.
+    pub fn help(self) -> &'static str {
+        match self {
+            FindingKind::Verdict => "Replay the reproducer; an adapter that admits must run every stage of the guard (limits, strict parse, schema, binding, checks); one that rejects valid input is over-strict (severity availability).",
+            FindingKind::Value => "Build the agent value from the contract's agent fields only, with tool and request_id from the request and retryable from the policy.",
+            FindingKind::Leak => "Never copy upstream text or validator messages into the agent value; hand the agent the guard's fixed failure.",
+            FindingKind::Shape => "Hand the agent exactly one of the two closed shapes, each member once, serialised by a JSON writer.",
+            FindingKind::Crash => "Read the stderr tail in the message; the adapter must answer every case and exit only at the end of input.",
+            FindingKind::Timeout => "Answer each case within --timeout-ms and flush every answer line.",
+            FindingKind::Protocol => "Answer each case line with one line {\"case\", \"agent\"}, in order (docs/exec-protocol.md).",
+            FindingKind::Flood => "Keep answer lines under 1 MiB.",
+            FindingKind::Contract => "Fix the fixture or the contract so that the fixture's folder states the contract's verdict.",
+        }
+    }
+
     /// The kind's name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -341,105 +384,194 @@ impl Report {
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     }
 
-    /// The JUnit rendering: a testsuite per contract, a testcase per variant class.
+    /// The JUnit rendering: a test suite per contract (`classname` = the contract's tool);
+    /// a test case per case with findings (`name` = case id), failing with each
+    /// finding's kind, severity, message and expected and actual agent values; and one
+    /// passing test case per variant class for the cases without findings.
     pub fn junit(&self) -> String {
         use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
         let mut report = Junit::new("airlock check");
         for c in &self.contracts {
             let mut suite = TestSuite::new(c.tool.clone());
+            let mut by_case: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+            for f in c.contract_errors.iter().chain(&c.findings) {
+                by_case.entry(f.case.as_str()).or_default().push(f);
+            }
+            for (case, findings) in &by_case {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                let first = findings[0];
+                status.set_message(format!(
+                    "{} ({}): {}",
+                    first.kind.as_str(),
+                    first.severity.as_str(),
+                    first.message
+                ));
+                status.set_type(first.kind.as_str());
+                let text = |v: &Option<Value>| v.as_ref().map_or("-".into(), Value::to_string);
+                status.set_description(
+                    findings
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "{} ({}) [{} {}]: {}\nexpected: {}\nactual:   {}{}",
+                                f.kind.as_str(),
+                                f.severity.as_str(),
+                                f.class,
+                                f.location,
+                                f.message,
+                                text(&f.expected),
+                                text(&f.actual),
+                                f.reproducer.as_ref().map_or(String::new(), |r| format!(
+                                    "\nreproduce: airlock check --replay {}",
+                                    r.display()
+                                ))
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n\n"),
+                );
+                let mut test = TestCase::new(*case, status);
+                test.set_classname(c.tool.clone());
+                suite.add_test_case(test);
+            }
             for (class, summary) in &c.classes {
-                let failures: Vec<&Finding> = c
-                    .findings
-                    .iter()
-                    .chain(&c.contract_errors)
-                    .filter(|f| &f.class == class)
-                    .collect();
-                let status = if failures.is_empty() {
-                    TestCaseStatus::success()
-                } else {
-                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    status.set_message(format!(
-                        "{} findings in {} cases",
-                        failures.len(),
-                        summary.cases
-                    ));
-                    status.set_description(
-                        failures
-                            .iter()
-                            .map(|f| {
-                                format!(
-                                    "{} ({}) {} [{}]: {}",
-                                    f.kind.as_str(),
-                                    f.severity.as_str(),
-                                    f.case,
-                                    f.location,
-                                    f.message
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n"),
+                let failing = by_case
+                    .values()
+                    .filter(|fs| fs.first().is_some_and(|f| &f.class == class))
+                    .count();
+                let passed = summary.cases.saturating_sub(failing);
+                if passed > 0 {
+                    let mut test = TestCase::new(
+                        format!("{class}: {passed} cases without findings"),
+                        TestCaseStatus::success(),
                     );
-                    status
-                };
-                suite.add_test_case(TestCase::new(class.clone(), status));
+                    test.set_classname(c.tool.clone());
+                    suite.add_test_case(test);
+                }
             }
             report.add_test_suite(suite);
         }
         report.to_string().unwrap_or_default()
     }
 
-    /// The SARIF rendering: each finding a result located in its fixture or schema file.
+    /// The SARIF 2.1.0 rendering: one rule per finding kind (with help text), each
+    /// finding a result located in its fixture or schema file (with a region where the
+    /// line is known), with `partialFingerprints` that survive seed changes (contract,
+    /// class, location, kind).
     pub fn sarif(&self) -> String {
-        use serde_sarif::sarif::{
-            ArtifactLocation, Location, Message, PhysicalLocation, Result as SarifResult, Run,
-            Sarif, Tool, ToolComponent,
-        };
-        let results: Vec<SarifResult> = self
+        let kinds = FindingKind::ALL;
+        let rules: Vec<Value> = kinds
+            .iter()
+            .map(|kind| {
+                json!({
+                    "id": kind.as_str(),
+                    "name": kind.as_str(),
+                    "shortDescription": {"text": kind.summary()},
+                    "fullDescription": {"text": kind.summary()},
+                    "help": {"text": kind.help()},
+                    "defaultConfiguration": {"level": "error"},
+                })
+            })
+            .collect();
+        let results: Vec<Value> = self
             .findings()
             .chain(self.contract_errors())
             .map(|f| {
-                let mut result = SarifResult::builder()
-                    .message(
-                        Message::builder()
-                            .text(format!(
-                                "{} [{} {}]: {}",
-                                f.case, f.class, f.location, f.message
-                            ))
-                            .build(),
-                    )
-                    .rule_id(f.kind.as_str().to_owned())
-                    .level(match f.severity {
-                        Severity::Error => serde_sarif::sarif::ResultLevel::Error,
-                        Severity::Availability => serde_sarif::sarif::ResultLevel::Warning,
-                    })
-                    .build();
+                let rule_index = kinds.iter().position(|k| *k == f.kind).unwrap_or(0);
+                let level = match f.severity {
+                    Severity::Error => "error",
+                    Severity::Availability => "warning",
+                };
+                let fingerprint = airlock_guard::sha256_hex(
+                    format!("{}\u{1}{}\u{1}{}\u{1}{}", f.tool, f.class, f.location, f.kind.as_str())
+                        .as_bytes(),
+                );
+                let mut result = json!({
+                    "ruleId": f.kind.as_str(),
+                    "ruleIndex": rule_index,
+                    "level": level,
+                    "message": {"text": format!("{} [{} {}]: {}", f.case, f.class, f.location, f.message)},
+                    "partialFingerprints": {"airlockFinding/v1": fingerprint},
+                    "properties": {"tool": f.tool, "case": f.case, "class": f.class, "severity": f.severity.as_str()},
+                });
                 if let Some(file) = &f.file {
-                    let uri = relative(file);
-                    result.locations = Some(vec![Location::builder()
-                        .physical_location(
-                            PhysicalLocation::builder()
-                                .artifact_location(ArtifactLocation::builder().uri(uri).build())
-                                .build(),
-                        )
-                        .build()]);
+                    let mut physical = json!({"artifactLocation": {"uri": relative(file)}});
+                    if let Some(line) = line_of(file, &f.location) {
+                        physical["region"] = json!({"startLine": line});
+                    }
+                    result["locations"] = json!([{"physicalLocation": physical}]);
                 }
                 result
             })
             .collect();
-        let tool = Tool::builder()
-            .driver(
-                ToolComponent::builder()
-                    .name("airlock".to_owned())
-                    .version(env!("CARGO_PKG_VERSION").to_owned())
-                    .build(),
-            )
-            .build();
-        let sarif = Sarif::builder()
-            .version(json!("2.1.0"))
-            .schema(serde_sarif::sarif::SCHEMA_URL.to_owned())
-            .runs(vec![Run::builder().tool(tool).results(results).build()])
-            .build();
+        let sarif = json!({
+            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {
+                    "name": "airlock",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "informationUri": "https://example.invalid/airlock",
+                    "rules": rules,
+                }},
+                "results": results,
+            }],
+        });
         serde_json::to_string_pretty(&sarif).unwrap_or_default()
+    }
+
+    /// The closing summary a reviewer reads in a CI job's log: the verdict, findings by
+    /// kind and severity, the three worst findings with their reproduce line, and the
+    /// reports written.
+    pub fn summary(&self, reports: &[&PathBuf]) -> String {
+        let mut out = String::new();
+        let findings: Vec<&Finding> = self.findings().collect();
+        let mut by_kind: BTreeMap<(Severity, FindingKind), usize> = BTreeMap::new();
+        for f in &findings {
+            *by_kind.entry((f.severity, f.kind)).or_default() += 1;
+        }
+        let _ = writeln!(
+            out,
+            "airlock check: {} cases, {} findings, {} contract errors",
+            self.cases(),
+            findings.len(),
+            self.contract_errors().count()
+        );
+        for ((severity, kind), n) in by_kind.iter().rev() {
+            let _ = writeln!(out, "  {n:>6} {} ({})", kind.as_str(), severity.as_str());
+        }
+        // The worst first: errors before availability, leaks and wrong verdicts first.
+        let mut worst = findings.clone();
+        let rank = |kind: FindingKind| match kind {
+            FindingKind::Leak => 0,
+            FindingKind::Verdict => 1,
+            FindingKind::Shape => 2,
+            FindingKind::Value => 3,
+            _ => 4,
+        };
+        worst.sort_by_key(|f| (std::cmp::Reverse(f.severity), rank(f.kind)));
+        for f in worst.iter().take(3) {
+            let _ = writeln!(
+                out,
+                "  worst: {} {} {} [{}]: {}",
+                f.kind.as_str(),
+                printable(&f.tool),
+                printable(&f.case),
+                printable(&f.class),
+                printable(&f.message)
+            );
+            if let Some(path) = &f.reproducer {
+                let _ = writeln!(
+                    out,
+                    "         reproduce: airlock check --replay {}",
+                    printable(&path.display().to_string())
+                );
+            }
+        }
+        for path in reports {
+            let _ = writeln!(out, "  report: {}", printable(&path.display().to_string()));
+        }
+        out
     }
 
     /// The Markdown rendering, for a pull-request comment.
@@ -536,6 +668,24 @@ pub fn markdown_text(text: &str) -> String {
         }
     }
     out
+}
+
+/// The line of `file` where the finding at instance `location` is best shown: 1 for a
+/// fixture (the whole response), the line of the member's schema in a schema file.
+fn line_of(file: &Path, location: &str) -> Option<usize> {
+    let name = file.file_name()?.to_str()?;
+    if !name.ends_with(".schema.json") {
+        return Some(1);
+    }
+    let source = std::fs::read(file).ok()?;
+    let positions = crate::lint::positions(&source);
+    let member = location.rsplit('/').next().filter(|m| !m.is_empty())?;
+    // The first `…/properties/<member>` in the schema text.
+    positions
+        .iter()
+        .filter(|(pointer, _)| pointer.ends_with(&format!("/properties/{member}")))
+        .map(|(_, (line, _))| *line)
+        .min()
 }
 
 /// A path relative to the working directory when it is inside it.

@@ -94,13 +94,38 @@ pub struct CheckArgs {
     /// Re-run exactly the case of a reproducer (`*.case.json`).
     #[arg(long, conflicts_with_all = ["contracts", "seed", "cases"])]
     replay: Option<PathBuf>,
+    /// Also write the report in FORMAT to PATH (repeatable, such as
+    /// `--report sarif=airlock.sarif --report junit=junit.xml`): every report of one run.
+    #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
+    reports: Vec<(Format, PathBuf)>,
+    /// No progress bar and no closing summary on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `FORMAT=PATH` of `--report`.
+fn report_spec(text: &str) -> Result<(Format, PathBuf), String> {
+    let (format, path) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected FORMAT=PATH, such as sarif=airlock.sarif"))?;
+    let format = <Format as clap::ValueEnum>::from_str(format, true).map_err(|_| {
+        format!("{format:?} is not a format: human, json, junit, sarif or markdown")
+    })?;
+    if path.is_empty() {
+        return Err(format!("{text:?}: the path is empty"));
+    }
+    Ok((format, PathBuf::from(path)))
 }
 
 pub fn run_check(args: CheckArgs) -> Result<Exit> {
     stop_on_signals()?;
     let timeout = Duration::from_millis(args.timeout_ms);
     // Paths the user named are checked before the run, not after it.
-    if let Some(path) = &args.output {
+    for path in args
+        .output
+        .iter()
+        .chain(args.reports.iter().map(|(_, p)| p))
+    {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -154,7 +179,7 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             Some(cmd) => Box::new(exec_adapter(cmd, timeout, args.max_duration)),
             None => Box::new(GuardAdapter::new(subjects.iter().map(|s| s.guard.clone()))),
         };
-        let bar = if std::io::stderr().is_terminal() {
+        let bar = if std::io::stderr().is_terminal() && !args.quiet {
             ProgressBar::new(0)
         } else {
             ProgressBar::hidden()
@@ -179,6 +204,14 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         })?
     };
     emit(&report, args.format, args.output.as_ref())?;
+    let mut written: Vec<&PathBuf> = args.output.iter().collect();
+    for (format, path) in &args.reports {
+        emit(&report, *format, Some(path))?;
+        written.push(path);
+    }
+    if !args.quiet {
+        eprint!("{}", report.summary(&written));
+    }
     Ok(report.exit_failing_on(match args.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Availability => Severity::Availability,
