@@ -461,3 +461,46 @@ fn validate_max_bytes_above_the_ceiling_is_a_usage_error() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn lint_and_certify_write_every_report_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lint.json");
+    let out = airlock(
+        &["lint", "--report", &format!("json={}", json.display())],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let printed = airlock(&["lint", "--format", "json"], b"").stdout;
+    assert_eq!(std::fs::read(&json).unwrap(), printed);
+    let markdown = dir.path().join("certificate.md");
+    let out = airlock(
+        &[
+            "certify",
+            "--contract",
+            "schemas/review_status",
+            "--report",
+            &format!("markdown={}", markdown.display()),
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "review_status v1 -> v2 is breaking"
+    );
+    let printed = airlock(
+        &[
+            "certify",
+            "--contract",
+            "schemas/review_status",
+            "--format",
+            "markdown",
+        ],
+        b"",
+    )
+    .stdout;
+    assert_eq!(std::fs::read(&markdown).unwrap(), printed);
+    let bad = airlock(&["lint", "--report", "sarif=x.sarif"], b"");
+    assert_eq!(bad.status.code(), Some(2));
+}

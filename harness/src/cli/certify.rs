@@ -30,6 +30,15 @@ pub struct CertifyArgs {
     /// What to print: a summary, the JSON certificate or the Markdown one.
     #[arg(long, value_enum, default_value_t = CertifyFormat::Human)]
     format: CertifyFormat,
+    /// Also write the certificate in FORMAT to PATH (repeatable; human, json or
+    /// markdown).
+    #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
+    reports: Vec<(CertifyFormat, PathBuf)>,
+}
+
+/// `FORMAT=PATH` of `--report`.
+fn report_spec(text: &str) -> Result<(CertifyFormat, PathBuf), String> {
+    super::format_and_path(text)
 }
 
 /// How `certify` prints.
@@ -64,41 +73,16 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
         super::write_file(&dir.join(format!("{stem}.json")), certificate.json())?;
         super::write_file(&dir.join(format!("{stem}.md")), certificate.markdown())?;
     }
-    match args.format {
-        CertifyFormat::Json => outln!("{}", certificate.json())?,
-        CertifyFormat::Markdown => super::print(&certificate.markdown())?,
-        CertifyFormat::Human => {
-            outln!(
-                "certify {} v{from} -> v{to}: {}",
-                certificate.tool,
-                certificate.verdict.as_str()
-            )?;
-            for c in &certificate.changes {
-                let witness = c.witness.as_ref().map_or_else(
-                    || "no witness found".to_owned(),
-                    |w| {
-                        let isolated = if w.isolated { "" } else { ", not isolated" };
-                        format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)
-                    },
-                );
-                outln!(
-                    "  {:<13} {:<20} {}: {}\n                {witness}",
-                    c.class.as_str(),
-                    c.kind,
-                    c.pointer,
-                    c.detail
-                )?;
-            }
-            for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
-                let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
-                outln!(
-                    "  fixture {}: {} -> {}",
-                    f.fixture,
-                    verdict(f.old),
-                    verdict(f.new)
-                )?;
-            }
+    let render = |format: CertifyFormat| -> String {
+        match format {
+            CertifyFormat::Json => format!("{}\n", certificate.json()),
+            CertifyFormat::Markdown => certificate.markdown(),
+            CertifyFormat::Human => human(&certificate, from, to),
         }
+    };
+    super::print(&render(args.format))?;
+    for (format, path) in &args.reports {
+        super::write_file(path, render(*format))?;
     }
     let fails = match certificate.verdict {
         Class::Breaking => true,
@@ -106,4 +90,39 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
         Class::Compatible => false,
     };
     Ok(if fails { Exit::Findings } else { Exit::Success })
+}
+
+/// The human summary of a certificate.
+fn human(certificate: &airlock_harness::certify::Certificate, from: u32, to: u32) -> String {
+    let mut out = format!(
+        "certify {} v{from} -> v{to}: {}\n",
+        certificate.tool,
+        certificate.verdict.as_str()
+    );
+    for c in &certificate.changes {
+        let witness = c.witness.as_ref().map_or_else(
+            || "no witness found".to_owned(),
+            |w| {
+                let isolated = if w.isolated { "" } else { ", not isolated" };
+                format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)
+            },
+        );
+        out.push_str(&format!(
+            "  {:<13} {:<20} {}: {}\n                {witness}\n",
+            c.class.as_str(),
+            c.kind,
+            c.pointer,
+            c.detail
+        ));
+    }
+    for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
+        let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
+        out.push_str(&format!(
+            "  fixture {}: {} -> {}\n",
+            f.fixture,
+            verdict(f.old),
+            verdict(f.new)
+        ));
+    }
+    out
 }

@@ -105,16 +105,7 @@ pub struct CheckArgs {
 
 /// `FORMAT=PATH` of `--report`.
 fn report_spec(text: &str) -> Result<(Format, PathBuf), String> {
-    let (format, path) = text
-        .split_once('=')
-        .ok_or_else(|| format!("{text:?}: expected FORMAT=PATH, such as sarif=airlock.sarif"))?;
-    let format = <Format as clap::ValueEnum>::from_str(format, true).map_err(|_| {
-        format!("{format:?} is not a format: human, json, junit, sarif or markdown")
-    })?;
-    if path.is_empty() {
-        return Err(format!("{text:?}: the path is empty"));
-    }
-    Ok((format, PathBuf::from(path)))
+    super::format_and_path(text)
 }
 
 pub fn run_check(args: CheckArgs) -> Result<Exit> {

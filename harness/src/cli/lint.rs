@@ -27,9 +27,17 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
     format: LintFormat,
+    /// Also write the findings in FORMAT to PATH (repeatable; human or json).
+    #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
+    reports: Vec<(LintFormat, PathBuf)>,
     /// Print the rules and exit.
     #[arg(long)]
     list_rules: bool,
+}
+
+/// `FORMAT=PATH` of `--report`.
+fn report_spec(text: &str) -> Result<(LintFormat, PathBuf), String> {
+    super::format_and_path(text)
 }
 
 /// How `lint` prints.
@@ -74,24 +82,32 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     let (errors, warnings) = (open(Severity::Error), open(Severity::Warning));
     let allowed = findings.iter().filter(|f| f.allowed.is_some()).count();
     let files = contracts.len() + args.schemas.len();
-    match args.format {
-        LintFormat::Human => {
-            for finding in &findings {
-                outln!("{finding}")?;
+    let render = |format: LintFormat| -> Result<String> {
+        Ok(match format {
+            LintFormat::Human => {
+                let mut text = String::new();
+                for finding in &findings {
+                    text.push_str(&format!("{finding}\n"));
+                }
+                text.push_str(&format!(
+                    "lint: {errors} errors, {warnings} warnings, {allowed} allowed ({} contracts, {} schema files)\n",
+                    contracts.len(),
+                    args.schemas.len()
+                ));
+                text
             }
-            outln!(
-                "lint: {errors} errors, {warnings} warnings, {allowed} allowed ({} contracts, {} schema files)",
-                contracts.len(),
-                args.schemas.len()
-            )?;
-        }
-        LintFormat::Json => {
-            let report = serde_json::json!({
-                "findings": findings,
-                "totals": {"errors": errors, "warnings": warnings, "allowed": allowed, "inputs": files},
-            });
-            outln!("{}", serde_json::to_string_pretty(&report)?)?;
-        }
+            LintFormat::Json => {
+                let report = serde_json::json!({
+                    "findings": findings,
+                    "totals": {"errors": errors, "warnings": warnings, "allowed": allowed, "inputs": files},
+                });
+                format!("{}\n", serde_json::to_string_pretty(&report)?)
+            }
+        })
+    };
+    super::print(&render(args.format)?)?;
+    for (format, path) in &args.reports {
+        super::write_file(path, render(*format)?)?;
     }
     Ok(if errors > 0 || (args.strict && warnings > 0) {
         Exit::Findings

@@ -76,3 +76,23 @@ pub fn write_file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> Result<(),
         source,
     })
 }
+
+/// `FORMAT=PATH` of a `--report` flag, the format one of `F`'s values.
+pub(crate) fn format_and_path<F: clap::ValueEnum>(
+    text: &str,
+) -> Result<(F, std::path::PathBuf), String> {
+    let (format, path) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected FORMAT=PATH, such as json=report.json"))?;
+    let format = F::from_str(format, true).map_err(|_| {
+        let names: Vec<String> = F::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned()))
+            .collect();
+        format!("{format:?} is not a format here: {}", names.join(", "))
+    })?;
+    if path.is_empty() {
+        return Err(format!("{text:?}: the path is empty"));
+    }
+    Ok((format, std::path::PathBuf::from(path)))
+}
