@@ -27,6 +27,7 @@ fn check(c: &mut Criterion) {
         random_cases: 500,
         reproducers: None,
         max_duration: None,
+        shard: None,
     };
     let cases: Vec<_> = subjects
         .iter()

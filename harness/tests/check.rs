@@ -908,3 +908,50 @@ fn one_run_writes_every_report_sarif_valid_and_junit_readable_with_a_summary() {
     let bad = airlock(&["check", "--report", "pdf=x.pdf"], b"");
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn the_shards_of_a_run_hold_exactly_its_cases_each_once() {
+    use airlock_harness::adversary::generate;
+    use airlock_harness::check::{Shard, Subject};
+    let subjects: Vec<Subject> = TOOLS
+        .iter()
+        .map(|t| Subject::load(&contract_dir(t)).unwrap())
+        .collect();
+    let mut all = BTreeSet::new();
+    for s in &subjects {
+        for case in generate(s.guard.contract(), &s.corpus, 4, 50) {
+            all.insert((s.guard.contract().tool().to_owned(), case.id));
+        }
+    }
+    let count = 3;
+    let mut union = BTreeSet::new();
+    let mut ran = 0;
+    for index in 1..=count {
+        let shard = Shard { index, count };
+        let mine: Vec<_> = all.iter().filter(|(t, id)| shard.holds(t, id)).collect();
+        assert!(!mine.is_empty(), "part {index} is empty");
+        for key in mine {
+            assert!(union.insert(key.clone()), "{key:?} is in two parts");
+        }
+        // The run applies the partition: its cases are this part's.
+        let mut check = Check::contract(contract_dir(TOOLS[0]))
+            .seed(4)
+            .random_cases(50);
+        for tool in &TOOLS[1..] {
+            check = check.and_contract(contract_dir(tool));
+        }
+        let report = check
+            .shard(shard)
+            .run(&mut GuardAdapter::new(TOOLS.map(guard)))
+            .unwrap();
+        report.assert_clean();
+        ran += report.cases();
+    }
+    assert_eq!(union, all);
+    assert_eq!(ran, all.len());
+    for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
+        assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        let out = airlock(&["check", "--shard", bad], b"");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}

@@ -175,3 +175,34 @@ fn cli_fuzz_runs_writes_a_corpus_and_replays() {
     let out = airlock(&["fuzz", "--duration", "soon"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_shards_of_a_fuzz_run_judge_exactly_its_inputs_each_once() {
+    use airlock_harness::check::Shard;
+    let fuzzer = fuzzer();
+    let inputs = |shard: Option<Shard>| {
+        let options = FuzzOptions {
+            seed: 9,
+            runs: Some(400),
+            shard,
+            ..FuzzOptions::default()
+        };
+        let mut seen = Vec::new();
+        let report = fuzzer.run_with(&options, &mut |_| {}, &mut |target, input| {
+            seen.push((target.as_str(), input.to_vec()));
+            Ok(())
+        });
+        assert_eq!(report.runs as usize, seen.len());
+        seen
+    };
+    let whole = inputs(None);
+    assert_eq!(whole.len(), 400);
+    let mut parts: Vec<_> = (1..=3)
+        .flat_map(|index| inputs(Some(Shard { index, count: 3 })))
+        .collect();
+    assert_eq!(parts.len(), whole.len(), "no input twice, none left out");
+    let mut whole = whole;
+    whole.sort();
+    parts.sort();
+    assert!(parts == whole, "the parts are the inputs of the whole run");
+}

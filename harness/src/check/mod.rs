@@ -185,6 +185,50 @@ pub struct CheckOptions {
     /// A bound on the whole run: cases not started by then are reported as not run, with
     /// a `timeout` finding. `None`: no bound.
     pub max_duration: Option<Duration>,
+    /// Run only this part of the cases (`--shard K/N`); `None`: all of them.
+    pub shard: Option<Shard>,
+}
+
+/// One part of a run split across CI jobs: part `index` (1-based) of `count`. The cases
+/// are partitioned by a digest of their contract and case id, so the parts of one seed
+/// hold together exactly the cases of the unsharded run, each once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which part, from 1.
+    pub index: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether the case `id` of the contract `tool` belongs to this part.
+    pub fn holds(&self, tool: &str, id: &str) -> bool {
+        let key = format!("{tool}\u{0}{id}");
+        crate::cases::fnv1a(key.as_bytes()) % u64::from(self.count) == u64::from(self.index - 1)
+    }
+
+    /// Whether run number `n` (from 0) belongs to this part (for sequences such as fuzz
+    /// inputs).
+    pub fn holds_run(&self, n: u64) -> bool {
+        n % u64::from(self.count) == u64::from(self.index - 1)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `K/N`, 1 ≤ K ≤ N.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let parsed = text.split_once('/').and_then(|(k, n)| {
+            Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?))
+        });
+        match parsed {
+            Some((index, count)) if index >= 1 && index <= count => Ok(Shard { index, count }),
+            _ => Err(format!(
+                "{text:?}: expected K/N with 1 <= K <= N, such as 2/4"
+            )),
+        }
+    }
 }
 
 impl Default for CheckOptions {
@@ -195,6 +239,7 @@ impl Default for CheckOptions {
             random_cases: DEFAULT_RANDOM_CASES,
             reproducers: None,
             max_duration: None,
+            shard: None,
         }
     }
 }
@@ -274,6 +319,13 @@ impl Check {
         self
     }
 
+    /// Run only the cases of `shard` (default: all).
+    #[must_use]
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.options.shard = Some(shard);
+        self
+    }
+
     /// Run every case through `adapter`.
     ///
     /// # Errors
@@ -304,12 +356,16 @@ pub fn run(
     let deadline = options.max_duration.map(|bound| start + bound);
     let mut contracts: Vec<ContractReport> = Vec::new();
     for subject in subjects {
-        let cases = adversary::generate(
+        let mut cases = adversary::generate(
             subject.guard.contract(),
             &subject.corpus,
             options.seed,
             options.random_cases.min(MAX_RANDOM_CASES),
         );
+        if let Some(shard) = options.shard {
+            let tool = subject.guard.contract().tool();
+            cases.retain(|case| shard.holds(tool, &case.id));
+        }
         progress(Progress::Contract(
             subject.guard.contract().tool(),
             cases.len(),

@@ -34,6 +34,7 @@ pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Repo
         random_cases: 0,
         reproducers: None,
         max_duration: None,
+        shard: None,
     };
     let start = Instant::now();
     let report = run_cases(

@@ -3,8 +3,8 @@
 
 use airlock_harness::adapter::{self, Adapter, ExecAdapter, GuardAdapter};
 use airlock_harness::check::{
-    discover, replay, run, CheckOptions, Progress, Reproducer, Subject, DEFAULT_RANDOM_CASES,
-    MAX_RANDOM_CASES,
+    discover, replay, run, CheckOptions, Progress, Reproducer, Shard, Subject,
+    DEFAULT_RANDOM_CASES, MAX_RANDOM_CASES,
 };
 use airlock_harness::exit::Exit;
 use airlock_harness::report::{Report, Severity};
@@ -101,6 +101,10 @@ pub struct CheckArgs {
     /// No progress bar and no closing summary on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Run part K of N (`--shard 2/4`): N jobs with the same seed run together exactly
+    /// the cases of one unsharded run (partitioned by contract and case id).
+    #[arg(long, value_name = "K/N", value_parser = |s: &str| s.parse::<Shard>())]
+    shard: Option<Shard>,
 }
 
 /// `FORMAT=PATH` of `--report`.
@@ -165,6 +169,7 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             random_cases: args.cases,
             reproducers: Some(args.reproducers.clone()),
             max_duration: args.max_duration,
+            shard: args.shard,
         };
         let mut adapter: Box<dyn Adapter> = match &args.adapter_cmd {
             Some(cmd) => Box::new(exec_adapter(cmd, timeout, args.max_duration)),

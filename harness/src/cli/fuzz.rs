@@ -31,6 +31,10 @@ pub struct FuzzArgs {
     /// Stop after this long, such as `30s` or `8h`.
     #[arg(long, value_parser = duration)]
     duration: Option<Duration>,
+    /// Judge part K of N of the inputs (`--shard 2/4`): N jobs with the same seed and
+    /// --runs judge together exactly the inputs of one unsharded run.
+    #[arg(long, value_name = "K/N", value_parser = |s: &str| s.parse::<airlock_harness::check::Shard>())]
+    shard: Option<airlock_harness::check::Shard>,
     /// Longest input generated, in bytes.
     #[arg(long, default_value_t = 4096)]
     max_len: usize,
@@ -74,6 +78,7 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         }),
         duration: args.duration,
         max_len: args.max_len,
+        shard: args.shard,
     };
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new_spinner();

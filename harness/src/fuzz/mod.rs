@@ -401,6 +401,10 @@ pub struct FuzzOptions {
     pub duration: Option<Duration>,
     /// The longest input generated.
     pub max_len: usize,
+    /// Judge only the inputs of this part (input number `n` belongs to part
+    /// `n mod N + 1`): N jobs with the same seed and runs judge together exactly the
+    /// inputs of one unsharded run. `runs` counts the inputs of the whole run.
+    pub shard: Option<crate::check::Shard>,
 }
 
 impl Default for FuzzOptions {
@@ -412,6 +416,7 @@ impl Default for FuzzOptions {
             runs: Some(10_000),
             duration: None,
             max_len: 4096,
+            shard: None,
         }
     }
 }
@@ -647,15 +652,22 @@ impl Fuzzer {
             options.targets.clone()
         };
         let mut noise = Vec::new();
+        // Inputs generated, this part's or not: `runs` bounds the whole sequence.
+        let mut generated: u64 = 0;
         loop {
-            let done = options.runs.is_some_and(|runs| report.runs >= runs)
+            let done = options.runs.is_some_and(|runs| generated >= runs)
                 || options.duration.is_some_and(|d| started.elapsed() >= d)
                 || (options.runs.is_none() && options.duration.is_none());
             if done {
                 break;
             }
-            let target = targets[(report.runs % targets.len() as u64) as usize];
+            let target = targets[(generated % targets.len() as u64) as usize];
             let input = self.input(target, &mut rng, &mut noise, options.max_len);
+            let mine = options.shard.is_none_or(|shard| shard.holds_run(generated));
+            generated += 1;
+            if !mine {
+                continue;
+            }
             report.runs += 1;
             report.per_target[Target::ALL.iter().position(|t| *t == target).unwrap_or(0)] += 1;
             if let Err(violation) = judge(target, &input) {
