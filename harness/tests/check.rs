@@ -955,3 +955,87 @@ fn the_shards_of_a_run_hold_exactly_its_cases_each_once() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+#[test]
+fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.toml");
+    let baseline = baseline.to_str().unwrap();
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let run = |seed: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "0",
+            "--seed",
+            seed,
+            "--quiet",
+            "--adapter-cmd",
+            &adapter,
+        ];
+        args.extend_from_slice(extra);
+        airlock(&args, b"")
+    };
+    // Written from one seed, it accepts the findings of another.
+    let out = run("1", &["--write-baseline", baseline]);
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(baseline).unwrap();
+    assert!(written.contains("TODO: say why"), "{written}");
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("findings baselined"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(baselined)"));
+    // Another seed: other canaries, other generated instances; every finding on a
+    // fixture's variants is still matched (canary names in locations are `<canary>`).
+    let out = run("2", &["--baseline", baseline, "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = report["contracts"][0]["findings"].as_array().unwrap();
+    let on_fixtures: Vec<&Value> = findings
+        .iter()
+        .filter(|f| !f["case"].as_str().unwrap().contains("generated_"))
+        .collect();
+    assert!(on_fixtures.len() > 100, "{}", on_fixtures.len());
+    for f in on_fixtures {
+        assert!(
+            f["baselined"].is_string(),
+            "not baselined across seeds: {f}"
+        );
+    }
+
+    // An entry that matches nothing is stale (reported, not failing).
+    let stale = format!(
+        "{written}\n[[finding]]\ncontract = \"deploy_status\"\nclass = \"extra_property\"\nlocation = \"/nowhere\"\nkind = \"leak\"\nreason = \"gone\"\nexpires = \"2999-01-01\"\n"
+    );
+    std::fs::write(baseline, &stale).unwrap();
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("stale baseline entry"), "{stderr}");
+
+    // Expired: the run fails, naming the entry.
+    let expired = written.replace(
+        &written[written.find("expires = \"").unwrap() + 11..][..10],
+        "2020-01-01",
+    );
+    std::fs::write(baseline, &expired).unwrap();
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("expired on 2020-01-01"), "{stderr}");
+
+    // A reason is mandatory.
+    std::fs::write(
+        baseline,
+        written.replace("TODO: say why this finding is accepted", " "),
+    )
+    .unwrap();
+    let out = run("2", &["--baseline", baseline]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no reason"));
+}

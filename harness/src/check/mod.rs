@@ -16,12 +16,14 @@ use crate::corpus::{find_corpus, Corpus, CorpusError};
 use report::{ContractReport, Finding, FindingKind, Report, Severity};
 
 pub(crate) mod answer;
+mod baseline;
 mod judge;
 pub mod report;
 mod reproduce;
 pub(crate) mod shape;
 mod shrink;
 
+pub use baseline::{Applied, Baseline, Entry as BaselineEntry, PLACEHOLDER_REASON, WRITTEN_DAYS};
 use judge::judge;
 pub(crate) use judge::judge_answer;
 pub use judge::{diff, leaked};
@@ -400,6 +402,7 @@ pub fn run(
                 actual: None,
                 file: None,
                 reproducer: None,
+                baselined: None,
             });
         }
     }
@@ -427,6 +430,7 @@ fn out_of_time_finding(tool: &str, options: &CheckOptions, not_run: usize) -> Fi
         actual: None,
         file: None,
         reproducer: None,
+        baselined: None,
     }
 }
 
@@ -578,6 +582,7 @@ fn reference_first<'c>(
                 actual: Some(reference.agent().to_json()),
                 file: case_file(subject, case),
                 reproducer: None,
+                baselined: None,
             });
             progress(Progress::Case);
             state.done += 1;
@@ -619,6 +624,7 @@ fn record(
             actual: actual.clone(),
             file: file.clone(),
             reproducer: None,
+            baselined: None,
         });
     }
 }
@@ -722,6 +728,7 @@ fn given_up_finding(report: &ContractReport, consecutive: u32) -> Finding {
         actual: None,
         file: None,
         reproducer: None,
+        baselined: None,
     }
 }
 

@@ -155,6 +155,9 @@ pub struct Finding {
     /// The reproducer written for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reproducer: Option<PathBuf>,
+    /// Accepted by the baseline, with the entry's reason: reported, never failing the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baselined: Option<String>,
 }
 
 /// Cases and findings of one variant class.
@@ -245,7 +248,10 @@ impl Report {
     pub fn exit_failing_on(&self, fail_on: Severity) -> Exit {
         if self.contract_errors().next().is_some() {
             Exit::Usage
-        } else if self.findings().any(|f| f.severity >= fail_on) {
+        } else if self
+            .findings()
+            .any(|f| f.severity >= fail_on && f.baselined.is_none())
+        {
             Exit::Findings
         } else {
             Exit::Success
@@ -277,10 +283,13 @@ impl Report {
         for finding in self.contract_errors().chain(self.findings()) {
             // Everything here may come from the adapter or the corpus: nothing reaches
             // the terminal unescaped.
-            let kind = match finding.severity {
+            let mut kind = match finding.severity {
                 Severity::Availability => format!("{} (availability)", finding.kind.as_str()),
                 Severity::Error => finding.kind.as_str().to_owned(),
             };
+            if finding.baselined.is_some() {
+                kind.push_str(" (baselined)");
+            }
             let _ = writeln!(
                 out,
                 "{} {} {} [{}{}]: {}",
@@ -719,6 +728,7 @@ mod tests {
             actual: Some(json!({"outcome": hostile})),
             file: None,
             reproducer: None,
+            baselined: None,
         });
         Report {
             seed: 0,

@@ -2,12 +2,13 @@
 //! the guard.
 
 use airlock_harness::adapter::{self, Adapter, ExecAdapter, GuardAdapter};
+use airlock_harness::check::Baseline;
 use airlock_harness::check::{
     discover, replay, run, CheckOptions, Progress, Reproducer, Shard, Subject,
     DEFAULT_RANDOM_CASES, MAX_RANDOM_CASES,
 };
 use airlock_harness::exit::Exit;
-use airlock_harness::report::{Report, Severity};
+use airlock_harness::report::{printable, Report, Severity};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -101,6 +102,15 @@ pub struct CheckArgs {
     /// No progress bar and no closing summary on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Accepted findings (TOML `[[finding]]` entries matched by contract, class, location
+    /// and kind, each with a reason and an expiry date): reported as baselined, not
+    /// failing the run; an expired entry fails it, an unmatched one is reported as stale.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write the findings of this run as a starting baseline (placeholder reasons, expiry
+    /// 90 days out).
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Run part K of N (`--shard 2/4`): N jobs with the same seed run together exactly
     /// the cases of one unsharded run (partitioned by contract and case id).
     #[arg(long, value_name = "K/N", value_parser = |s: &str| s.parse::<Shard>())]
@@ -114,6 +124,10 @@ fn report_spec(text: &str) -> Result<(Format, PathBuf), String> {
 
 pub fn run_check(args: CheckArgs) -> Result<Exit> {
     stop_on_signals()?;
+    let baseline = match &args.baseline {
+        Some(path) => Some(Baseline::load(path).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let timeout = Duration::from_millis(args.timeout_ms);
     // Paths the user named are checked before the run, not after it.
     for path in args
@@ -199,6 +213,14 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             source: std::io::Error::other(e.to_string()),
         })?
     };
+    let mut report = report;
+    let today = airlock_guard::jiff::tz::Offset::UTC
+        .to_datetime(airlock_guard::jiff::Timestamp::now())
+        .date();
+    if let Some(path) = &args.write_baseline {
+        super::write_file(path, Baseline::of(&report, today).to_toml())?;
+    }
+    let applied = baseline.map(|b| b.apply(&mut report, today));
     emit(&report, args.format, args.output.as_ref())?;
     let mut written: Vec<&PathBuf> = args.output.iter().collect();
     for (format, path) in &args.reports {
@@ -208,10 +230,37 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
     if !args.quiet {
         eprint!("{}", report.summary(&written));
     }
-    Ok(report.exit_failing_on(match args.fail_on {
+    let exit = report.exit_failing_on(match args.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Availability => Severity::Availability,
-    }))
+    });
+    let Some(applied) = applied else {
+        return Ok(exit);
+    };
+    let describe = |e: &airlock_harness::check::BaselineEntry| {
+        format!("{} {} [{} {}]", e.contract, e.kind, e.class, e.location)
+    };
+    if applied.matched > 0 {
+        eprintln!("airlock check: {} findings baselined", applied.matched);
+    }
+    for entry in &applied.stale {
+        eprintln!(
+            "airlock check: stale baseline entry (matches no finding; remove it): {}",
+            printable(&describe(entry))
+        );
+    }
+    for entry in &applied.expired {
+        eprintln!(
+            "airlock check: baseline entry expired on {} (fix the finding or renew the entry): {}",
+            entry.expires,
+            printable(&describe(entry))
+        );
+    }
+    Ok(if applied.expired.is_empty() || exit != Exit::Success {
+        exit
+    } else {
+        Exit::Findings
+    })
 }
 
 fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()> {

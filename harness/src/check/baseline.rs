@@ -1,0 +1,173 @@
+//! Baselines: findings a team accepts for a while. An entry matches findings by contract,
+//! variant class, location and kind (never by case id, so it survives seed changes),
+//! carries a mandatory reason and expiry date; a matched finding is reported as
+//! baselined and does not fail the run, an expired entry does, and an entry that matches
+//! nothing is reported as stale.
+
+use airlock_guard::jiff::civil::Date;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::report::{FindingKind, Report};
+
+/// A baseline file: `[[finding]]` entries.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// The accepted findings.
+    #[serde(default, rename = "finding")]
+    pub entries: Vec<Entry>,
+}
+
+/// One accepted finding. Its `location` may write a canary member name as `<canary>`
+/// (written baselines do), so that it matches whatever the seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The contract's tool.
+    pub contract: String,
+    /// The variant class.
+    pub class: String,
+    /// The location (JSON pointer, `byte:N`, or empty).
+    pub location: String,
+    /// The finding kind (`verdict`, `leak`, …).
+    pub kind: String,
+    /// Why it is accepted (mandatory, not empty).
+    pub reason: String,
+    /// The last day it is accepted, `YYYY-MM-DD`.
+    pub expires: Date,
+}
+
+/// What applying a baseline did.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// Findings marked as baselined.
+    pub matched: usize,
+    /// Entries past their expiry date: each fails the run.
+    pub expired: Vec<Entry>,
+    /// Entries that matched no finding.
+    pub stale: Vec<Entry>,
+}
+
+/// `location` with every canary (a member name the adversary made from its seed, `zq`
+/// and 14 lower-case letters and digits) written `<canary>`: the same variant has the same location
+/// whatever the seed.
+pub fn stable_location(location: &str) -> String {
+    let canary = |segment: &str| {
+        segment.len() == 16
+            && segment.starts_with("zq")
+            && segment[2..]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    location
+        .split('/')
+        .map(|segment| if canary(segment) { "<canary>" } else { segment })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Placeholder reason of a written baseline: a reviewer replaces it.
+pub const PLACEHOLDER_REASON: &str = "TODO: say why this finding is accepted";
+
+/// Days a written baseline's entries are accepted.
+pub const WRITTEN_DAYS: i32 = 90;
+
+impl Baseline {
+    /// Read a baseline file.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the file and what is wrong (unreadable, not the format, an
+    /// entry without a reason or with an unknown kind).
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading baseline {}: {e}", path.display()))?;
+        let baseline: Baseline = toml::from_str(&text)
+            .map_err(|e| format!("baseline {}: {}", path.display(), e.to_string().trim_end()))?;
+        for (i, entry) in baseline.entries.iter().enumerate() {
+            if entry.reason.trim().is_empty() {
+                return Err(format!(
+                    "baseline {}: finding[{i}] has no reason: say why it is accepted",
+                    path.display()
+                ));
+            }
+            if !FindingKind::ALL.iter().any(|k| k.as_str() == entry.kind) {
+                return Err(format!(
+                    "baseline {}: finding[{i}]: {:?} is not a finding kind",
+                    path.display(),
+                    entry.kind
+                ));
+            }
+        }
+        Ok(baseline)
+    }
+
+    /// Mark the findings of `report` that an unexpired entry matches as baselined; `today`
+    /// decides expiry (an entry is accepted through its `expires` day).
+    pub fn apply(&self, report: &mut Report, today: Date) -> Applied {
+        let mut applied = Applied::default();
+        let mut used = BTreeSet::new();
+        for contract in &mut report.contracts {
+            for finding in &mut contract.findings {
+                let location = stable_location(&finding.location);
+                let hit = self.entries.iter().enumerate().find(|(_, e)| {
+                    e.contract == finding.tool
+                        && e.class == finding.class
+                        && stable_location(&e.location) == location
+                        && e.kind == finding.kind.as_str()
+                });
+                if let Some((index, entry)) = hit {
+                    used.insert(index);
+                    if entry.expires >= today {
+                        finding.baselined = Some(entry.reason.clone());
+                        applied.matched += 1;
+                    }
+                }
+            }
+        }
+        for (index, entry) in self.entries.iter().enumerate() {
+            if entry.expires < today {
+                applied.expired.push(entry.clone());
+            } else if !used.contains(&index) {
+                applied.stale.push(entry.clone());
+            }
+        }
+        applied
+    }
+
+    /// A starting baseline holding every finding of `report` (one entry per contract,
+    /// class, location and kind), with the placeholder reason and an expiry
+    /// [`WRITTEN_DAYS`] after `today`.
+    pub fn of(report: &Report, today: Date) -> Self {
+        let expires = today
+            .checked_add(airlock_guard::jiff::Span::new().days(WRITTEN_DAYS))
+            .unwrap_or(today);
+        let mut seen = BTreeSet::new();
+        let mut entries = Vec::new();
+        for f in report.findings() {
+            let location = stable_location(&f.location);
+            let key = (f.tool.clone(), f.class.clone(), location.clone(), f.kind);
+            if seen.insert(key) {
+                entries.push(Entry {
+                    contract: f.tool.clone(),
+                    class: f.class.clone(),
+                    location,
+                    kind: f.kind.as_str().to_owned(),
+                    reason: PLACEHOLDER_REASON.to_owned(),
+                    expires,
+                });
+            }
+        }
+        Self { entries }
+    }
+
+    /// The baseline as TOML.
+    pub fn to_toml(&self) -> String {
+        let header = "# airlock check baseline: accepted findings, matched by contract, class, \
+                      location and kind.\n# Every entry needs a reason and an expiry date \
+                      (YYYY-MM-DD); an expired entry fails the run.\n\n";
+        format!("{header}{}", toml::to_string(self).unwrap_or_default())
+    }
+}
