@@ -504,3 +504,39 @@ fn lint_and_certify_write_every_report_of_one_run() {
     let bad = airlock(&["lint", "--report", "sarif=x.sarif"], b"");
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn progress_is_drawn_on_a_terminal_only_and_never_with_quiet() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let on_terminal = |args: &str| {
+        let command = format!(
+            "{} {args} --contract schemas/deploy_status > /dev/null",
+            env!("CARGO_BIN_EXE_airlock")
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(root())
+            .output()
+            .expect("script(1) runs a command on a terminal");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let bar = '\u{2588}';
+    assert!(on_terminal("check --cases 5").contains(bar));
+    assert!(!on_terminal("check --cases 5 --quiet").contains(bar));
+    assert!(on_terminal("fuzz --runs 3000").contains("inputs"));
+    assert!(!on_terminal("fuzz --runs 3000 --quiet").contains("inputs,"));
+    // Not a terminal: no progress, only the closing summary.
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "5",
+        ],
+        b"",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains(bar), "{stderr}");
+    assert!(stderr.starts_with("airlock check:"), "{stderr}");
+}

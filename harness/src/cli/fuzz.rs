@@ -38,6 +38,9 @@ pub struct FuzzArgs {
     /// Longest input generated, in bytes.
     #[arg(long, default_value_t = 4096)]
     max_len: usize,
+    /// No progress on stderr.
+    #[arg(long)]
+    quiet: bool,
     /// Where the input of a finding is written.
     #[arg(long, default_value = "target/airlock/fuzz")]
     artifacts: PathBuf,
@@ -80,7 +83,7 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         max_len: args.max_len,
         shard: args.shard,
     };
-    let bar = if std::io::stderr().is_terminal() {
+    let bar = if std::io::stderr().is_terminal() && !args.quiet {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("fuzz {spinner} {pos} inputs, {per_sec} {elapsed}")
