@@ -139,11 +139,10 @@ impl fmt::Display for SchemaError {
             SchemaError::UnknownDialect(uri) => write!(
                 f,
                 "$schema {uri:?} is not supported: contracts use {:?}, {:?} or {:?} \
-                 (none is {:?})",
+                 (a schema without $schema is Draft 2020-12)",
                 Dialect::Draft2020_12.uri(),
                 Dialect::Draft2019_09.uri(),
                 Dialect::Draft7.uri(),
-                Dialect::Draft2020_12.uri(),
             ),
             SchemaError::Pattern { pattern, reason } => write!(
                 f,
