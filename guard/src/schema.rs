@@ -105,7 +105,7 @@ impl fmt::Display for Dialect {
 #[non_exhaustive]
 pub enum SchemaError {
     /// `$schema` names a dialect other than draft-07, 2019-09 and 2020-12 that is not one
-    /// of the contract's own files declaring one of them.
+    /// of the contract's own files declaring 2020-12 or draft-07.
     UnknownDialect(String),
     /// A `pattern` (or `patternProperties` key) the linear-time engine cannot compile,
     /// typically a backtracking feature such as a look-around or a back-reference.
@@ -259,13 +259,17 @@ impl CompiledSchema {
             Some(uri) => {
                 let uri = uri.as_str().unwrap_or_default();
                 // A dialect of its own, or a meta-schema among the contract's own files
-                // that declares one.
+                // that declares 2020-12 or draft-07. (Not 2019-09: the validator reads a
+                // custom meta-schema's `$vocabulary` only as an unknown draft, with
+                // 2020-12's keywords, so `$recursiveRef` and `items` tuples would not mean
+                // what 2019-09 says.)
                 Dialect::from_uri(uri)
                     .or_else(|| {
                         let meta = resources.fetch(uri).ok().flatten()?;
                         meta.get("$schema")
                             .and_then(Value::as_str)
                             .and_then(Dialect::from_uri)
+                            .filter(|d| *d != Dialect::Draft2019_09)
                     })
                     .ok_or_else(|| SchemaError::UnknownDialect(uri.to_owned()))?
             }
@@ -301,13 +305,15 @@ impl CompiledSchema {
             .with_pattern_options(PatternOptions::regex())
             .with_retriever(LocalRetriever(resources.clone()))
             .with_base_uri(base_uri);
-        // A dialect named by its URI is set explicitly; a contract-local meta-schema is
-        // left to the validator, which reads it (and its vocabularies) from `resources`.
-        if document
+        // Explicit for a dialect's own URI, and for a contract-local meta-schema declaring
+        // draft-07 (which has no vocabularies): the validator would read that as an
+        // unknown draft, with 2020-12's keywords. A local meta-schema declaring 2020-12 is
+        // left to the validator, which reads its `$vocabulary` from it.
+        let own_uri = document
             .get("$schema")
             .and_then(Value::as_str)
-            .is_none_or(|uri| Dialect::from_uri(uri).is_some())
-        {
+            .is_none_or(|uri| Dialect::from_uri(uri).is_some());
+        if own_uri || dialect == Dialect::Draft7 {
             builder = builder.with_draft(dialect.draft());
         }
         builder
@@ -778,6 +784,43 @@ mod tests {
             assert!(
                 matches!(compile(pattern), Err(SchemaError::Pattern { .. })),
                 "{dialect}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_contract_local_meta_schema_gives_the_dialect_it_declares() {
+        let local = |declared: &str| {
+            let mut resources = Resources::new();
+            resources.insert(
+                "airlock:///meta.json",
+                json!({"$schema": declared, "$id": "airlock:///meta.json"}),
+            );
+            resources
+        };
+        let compile_with = |schema: Value, resources: &Resources| {
+            CompiledSchema::compile(schema, b"{}", "airlock:///main.json", resources)
+        };
+        for dialect in [Dialect::Draft7, Dialect::Draft2020_12] {
+            let schema = json!({"$schema": "airlock:///meta.json", "format": "date-time"});
+            let s = compile_with(schema, &local(dialect.uri())).unwrap();
+            assert_eq!(s.dialect(), dialect);
+            assert!(!s.is_valid(&json!("yesterday")), "{dialect}");
+        }
+        // Read in draft-07's own rules: a tuple.
+        let schema = json!({"$schema": "airlock:///meta.json",
+            "items": [{"type": "string"}], "additionalItems": false});
+        let s = compile_with(schema, &local(Dialect::Draft7.uri())).unwrap();
+        assert!(s.is_valid(&json!(["a"])));
+        assert!(!s.is_valid(&json!(["a", "b"])));
+        // Refused: an unknown dialect, and 2019-09 (whose custom meta-schemas the validator
+        // would read with 2020-12's keywords).
+        for refused in ["http://json-schema.org/draft-04/schema#", DRAFT_2019_09] {
+            let schema = json!({"$schema": "airlock:///meta.json"});
+            let err = compile_with(schema, &local(refused));
+            assert!(
+                matches!(err, Err(SchemaError::UnknownDialect(_))),
+                "{err:?}"
             );
         }
     }
