@@ -357,16 +357,24 @@ impl<'s> Linter<'s> {
             None => {}
             Some(uri) => match uri.as_str().and_then(Dialect::from_uri) {
                 Some(Dialect::Draft2020_12) => {}
-                Some(older) => self.flag(
-                    "older-dialect",
-                    "/$schema",
-                    format!(
-                        "{older} ({:?}) is accepted, but the guard reads it with {older}'s rules \
-                         (a `$ref` ignores its siblings in draft-07; tuples are `items` arrays): \
-                         prefer {DRAFT_2020_12:?} when you can regenerate the schema",
-                        older.uri()
-                    ),
-                ),
+                Some(older) => {
+                    let rules = if older.ref_overrides_siblings() {
+                        "a `$ref` makes the keywords beside it ignored, tuples are `items` \
+                         arrays, and `unevaluatedProperties` does not exist"
+                    } else {
+                        "tuples are `items` arrays, and `$recursiveRef` stands for \
+                         `$dynamicRef`"
+                    };
+                    self.flag(
+                        "older-dialect",
+                        "/$schema",
+                        format!(
+                            "{:?} ({older}) is accepted and read with its own rules: {rules}; \
+                             prefer {DRAFT_2020_12:?} when the schema can be regenerated",
+                            older.uri()
+                        ),
+                    );
+                }
                 None => self.flag(
                     "schema-dialect",
                     "/$schema",
