@@ -40,7 +40,8 @@ const CHILD_ONE: &[&str] = &[
     "unevaluatedItems",
 ];
 /// Keywords whose value maps names to subschemas.
-const CHILD_MAP: &[&str] = &["properties", "patternProperties", "$defs", "definitions"];
+/// (`$defs` and `definitions` hold schemas too, walked by `definitions`.)
+const CHILD_MAP: &[&str] = &["properties", "patternProperties"];
 
 impl<'s> Linter<'s> {
     /// A linter of `document`, for the contract of `tool` if any.
