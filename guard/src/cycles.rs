@@ -4,28 +4,37 @@
 //!
 //! Keywords that **step into a child value** (a member, an item or a member name):
 //! `properties`, `patternProperties`, `additionalProperties`, `unevaluatedProperties`,
-//! `propertyNames`, `items`, `prefixItems`, `unevaluatedItems`, `contains`, and
+//! `propertyNames`, `items` (one schema, or a draft-07/2019-09 tuple), `prefixItems`,
+//! `additionalItems`, `unevaluatedItems`, `contains`, and
 //! `contentSchema` (which applies to decoded content, never to the value itself). A cycle
 //! through one of these is ordinary recursion: each turn is one level deeper in the
 //! document, and the document's depth is bounded by `max_depth`.
 //!
-//! Keywords that apply **in place** (to the same value): `$ref`, `$dynamicRef`, `allOf`,
-//! `anyOf`, `oneOf`, `not`, `if`, `then`, `else` and `dependentSchemas`. A cycle made only
-//! of these is an error. References are followed within the schema document (`#…`
-//! fragments, JSON pointers and `$anchor`/`$dynamicAnchor` names, and the document's own
-//! `$id` or file name); [`in_place_ref_cycle_across`] also follows references to the
-//! contract's other files.
+//! Keywords that apply **in place** (to the same value): `$ref`, `$dynamicRef`,
+//! `$recursiveRef` (2019-09), `allOf`, `anyOf`, `oneOf`, `not`, `if`, `then`, `else`,
+//! `dependentSchemas` and the schema entries of `dependencies` (draft-07). A cycle made
+//! only of these is an error. References are followed within the schema document (`#…`
+//! fragments, JSON pointers and `$anchor`/`$dynamicAnchor` names or a draft-07 `$id: "#name"`,
+//! and the document's own `$id` or file name); [`in_place_ref_cycle_across`] also follows
+//! references to the contract's other files. In draft-07 a `$ref` makes its siblings ignored, so a schema holding one has that
+//! reference as its only in-place step; its siblings are still searched for cycles of
+//! their own (a cycle there is refused too, although it never applies: refusing such a
+//! schema is the safe side).
 
 use serde_json::Value;
 use std::collections::HashMap;
+
+use crate::schema::Dialect;
 
 /// Keywords whose value is one subschema applied to the same value.
 const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
 /// Keywords whose value is an array of subschemas applied to the same value.
 const IN_PLACE_MANY: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 /// Keywords whose value maps names to subschemas applied to the same value.
-const IN_PLACE_MAP: [&str; 1] = ["dependentSchemas"];
-/// Keywords whose value is one subschema applied to child values.
+/// (`dependencies` entries that are arrays of names are not schemas; they have no steps.)
+const IN_PLACE_MAP: [&str; 2] = ["dependentSchemas", "dependencies"];
+/// Keywords whose value is one subschema applied to child values (`items` may also be an
+/// array of them: a draft-07/2019-09 tuple).
 const CHILD_ONE: [&str; 8] = [
     "items",
     "contains",
@@ -45,14 +54,29 @@ const CHILD_MAP: [&str; 4] = ["properties", "patternProperties", "$defs", "defin
 /// The first reference cycle of `schema` that applies only in place, as the schema
 /// locations it passes through (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`); `None` when every
 /// cycle steps into a child value. `file_name` is the schema's own file name, which a
-/// reference may use to name the document itself.
+/// reference may use to name the document itself. The dialect is the one `schema`
+/// declares (Draft 2020-12 when it declares none or one Airlock does not accept).
 pub fn in_place_ref_cycle(schema: &Value, file_name: Option<&str>) -> Option<Vec<String>> {
-    let graph = Graph::new(schema, file_name);
+    ref_cycle_in(
+        schema,
+        file_name,
+        Dialect::of(schema).unwrap_or(Dialect::Draft2020_12),
+    )
+}
+
+/// [`in_place_ref_cycle`] in a given dialect.
+pub(crate) fn ref_cycle_in(
+    schema: &Value,
+    file_name: Option<&str>,
+    dialect: Dialect,
+) -> Option<Vec<String>> {
+    let graph = Graph::new(schema, file_name, dialect);
     graph.first_cycle()
 }
 
 struct Graph<'a> {
     root: &'a Value,
+    dialect: Dialect,
     /// Every schema location (JSON pointer), in document order.
     nodes: Vec<String>,
     anchors: HashMap<&'a str, String>,
@@ -61,9 +85,10 @@ struct Graph<'a> {
 }
 
 impl<'a> Graph<'a> {
-    fn new(root: &'a Value, file_name: Option<&'a str>) -> Self {
+    fn new(root: &'a Value, file_name: Option<&'a str>, dialect: Dialect) -> Self {
         let mut graph = Graph {
             root,
+            dialect,
             nodes: Vec::new(),
             anchors: HashMap::new(),
             dynamic_anchors: HashMap::new(),
@@ -89,6 +114,15 @@ impl<'a> Graph<'a> {
                     anchors.entry(name).or_insert_with(|| pointer.clone());
                 }
             }
+            // Draft-07 names a location with a plain-name fragment `$id` (`"#foo"`).
+            if let Some(name) = map
+                .get("$id")
+                .and_then(Value::as_str)
+                .and_then(|id| id.strip_prefix('#'))
+                .filter(|name| !name.is_empty() && !name.starts_with('/'))
+            {
+                graph.anchors.entry(name).or_insert_with(|| pointer.clone());
+            }
             // Reversed onto the stack: schemas are visited, and cycles reported, in
             // document order.
             for (keyword, child) in subschemas(map).into_iter().rev() {
@@ -105,6 +139,23 @@ impl<'a> Graph<'a> {
             return Vec::new();
         };
         let mut out = Vec::new();
+        let references = [
+            ("$ref", false),
+            ("$dynamicRef", true),
+            ("$recursiveRef", true),
+        ];
+        for (keyword, dynamic) in references {
+            if let Some(target) = map
+                .get(keyword)
+                .and_then(Value::as_str)
+                .and_then(|r| self.resolve(pointer, r, dynamic))
+            {
+                out.push(target);
+            }
+        }
+        if self.dialect.ref_overrides_siblings() && map.contains_key("$ref") {
+            return out;
+        }
         for keyword in IN_PLACE_ONE {
             if map.contains_key(keyword) {
                 out.push(format!("{pointer}/{keyword}"));
@@ -122,15 +173,6 @@ impl<'a> Graph<'a> {
                         .keys()
                         .map(|k| format!("{pointer}/{keyword}/{}", escape(k))),
                 );
-            }
-        }
-        for (keyword, dynamic) in [("$ref", false), ("$dynamicRef", true)] {
-            if let Some(target) = map
-                .get(keyword)
-                .and_then(Value::as_str)
-                .and_then(|r| self.resolve(pointer, r, dynamic))
-            {
-                out.push(target);
             }
         }
         out
@@ -169,11 +211,16 @@ impl<'a> Graph<'a> {
             if candidate.is_empty() {
                 return String::new();
             }
-            if self
-                .root
-                .pointer(candidate)
-                .and_then(|s| s.get("$id"))
-                .is_some_and(Value::is_string)
+            // A draft-07 `$id` beside `$ref` is ignored, and `"#name"` names a location
+            // without starting a resource.
+            let schema = self.root.pointer(candidate);
+            let ignored = self.dialect.ref_overrides_siblings()
+                && schema.is_some_and(|s| s.get("$ref").is_some());
+            if !ignored
+                && schema
+                    .and_then(|s| s.get("$id"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| !id.starts_with('#'))
             {
                 return candidate.to_owned();
             }
@@ -232,9 +279,11 @@ fn subschemas(map: &serde_json::Map<String, Value>) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     for (keyword, value) in map {
         let keyword_str = keyword.as_str();
-        if IN_PLACE_ONE.contains(&keyword_str) || CHILD_ONE.contains(&keyword_str) {
+        let tuple = keyword_str == "items" && value.is_array();
+        if !tuple && (IN_PLACE_ONE.contains(&keyword_str) || CHILD_ONE.contains(&keyword_str)) {
             out.push((escape(keyword), value));
-        } else if IN_PLACE_MANY.contains(&keyword_str) || CHILD_MANY.contains(&keyword_str) {
+        } else if tuple || IN_PLACE_MANY.contains(&keyword_str) || CHILD_MANY.contains(&keyword_str)
+        {
             if let Value::Array(items) = value {
                 out.extend(
                     items
@@ -288,6 +337,7 @@ const MAX_DOCUMENTS: usize = 64;
 pub fn in_place_ref_cycle_across(
     main: &Value,
     main_name: &str,
+    dialect: Dialect,
     fetch: &mut dyn FnMut(&str) -> Option<Value>,
 ) -> Option<Vec<String>> {
     let mut documents: Vec<(String, Value)> = vec![(main_name.to_owned(), main.clone())];
@@ -320,7 +370,7 @@ pub fn in_place_ref_cycle_across(
         defs.insert(index.to_string(), document);
     }
     let merged = serde_json::json!({ "$defs": defs });
-    let cycle = in_place_ref_cycle(&merged, None)?;
+    let cycle = ref_cycle_in(&merged, None, dialect)?;
     Some(
         cycle
             .into_iter()
@@ -459,6 +509,76 @@ mod tests {
     }
 
     #[test]
+    fn a_draft_07_cycle_through_definitions_and_a_plain_name_id_is_found() {
+        let draft7 = "http://json-schema.org/draft-07/schema#";
+        let found = cycle(json!({"$schema": draft7,
+            "definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"anyOf": [{"$ref": "#/definitions/a"}]}}}))
+        .unwrap();
+        assert_eq!(
+            found,
+            [
+                "#/definitions/a",
+                "#/definitions/b",
+                "#/definitions/b/anyOf/0",
+                "#/definitions/a"
+            ]
+        );
+        assert!(cycle(json!({"$schema": draft7,
+            "definitions": {"a": {"$id": "#here", "allOf": [{"$ref": "#here"}]}}}))
+        .is_some());
+        // Schema entries of `dependencies` apply in place; name lists are not schemas.
+        assert!(cycle(json!({"$schema": draft7,
+            "dependencies": {"x": {"$ref": "#"}, "y": ["z"]}}))
+        .is_some());
+    }
+
+    #[test]
+    fn in_draft_07_a_ref_is_the_only_in_place_step_of_its_schema() {
+        let draft7 = "http://json-schema.org/draft-07/schema#";
+        // The `allOf` beside the `$ref` is ignored in draft-07: no cycle.
+        let schema = json!({"$schema": draft7, "definitions": {
+            "a": {"$ref": "#/definitions/b", "allOf": [{"$ref": "#/definitions/a"}]},
+            "b": {"type": "string"}}});
+        assert_eq!(cycle(schema.clone()), None);
+        // In 2019-09 and 2020-12 it composes, and loops.
+        let mut later = schema;
+        later["$schema"] = json!("https://json-schema.org/draft/2019-09/schema");
+        assert!(cycle(later.clone()).is_some());
+        later.as_object_mut().unwrap().remove("$schema");
+        assert!(cycle(later).is_some());
+    }
+
+    #[test]
+    fn tuple_items_are_searched_and_step_into_items() {
+        let draft7 = "http://json-schema.org/draft-07/schema#";
+        assert_eq!(
+            cycle(
+                json!({"$schema": draft7, "items": [{"$ref": "#"}], "additionalItems": {"$ref": "#"}})
+            ),
+            None
+        );
+        assert!(
+            cycle(json!({"$schema": draft7, "items": [{"not": {"$ref": "#/items/0"}}]})).is_some()
+        );
+    }
+
+    #[test]
+    fn a_2019_09_recursive_ref_in_place_is_a_cycle() {
+        let found = cycle(
+            json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "anyOf": [{"$recursiveRef": "#"}]}),
+        );
+        assert!(found.is_some());
+        assert_eq!(
+            cycle(
+                json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+                "$recursiveAnchor": true, "properties": {"next": {"$recursiveRef": "#"}}})
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn references_to_other_documents_are_not_followed() {
         assert_eq!(cycle(json!({"$ref": "other.json#"})), None);
     }
@@ -468,20 +588,21 @@ mod tests {
         let main = json!({"$defs": {"a": {"$ref": "b.json#/$defs/x"}}, "properties": {"v": {"$ref": "#/$defs/a"}}});
         let b = json!({"$defs": {"x": {"allOf": [{"$ref": "v1.schema.json#/$defs/a"}]}}});
         let mut fetch = |name: &str| (name == "b.json").then(|| b.clone());
-        let found = in_place_ref_cycle_across(&main, "v1.schema.json", &mut fetch).unwrap();
+        let d = Dialect::Draft2020_12;
+        let found = in_place_ref_cycle_across(&main, "v1.schema.json", d, &mut fetch).unwrap();
         assert_eq!(found.first(), found.last());
         assert!(found.iter().any(|l| l.starts_with("b.json#")), "{found:?}");
         // Recursion through a child keyword across files is not a cycle.
         let b = json!({"$defs": {"x": {"properties": {"n": {"$ref": "v1.schema.json#/$defs/a"}}}}});
         let mut fetch = |name: &str| (name == "b.json").then(|| b.clone());
         assert_eq!(
-            in_place_ref_cycle_across(&main, "v1.schema.json", &mut fetch),
+            in_place_ref_cycle_across(&main, "v1.schema.json", d, &mut fetch),
             None
         );
         // No other file referenced: nothing to do here.
         let mut none = |_: &str| None;
         assert_eq!(
-            in_place_ref_cycle_across(&json!({}), "v1.schema.json", &mut none),
+            in_place_ref_cycle_across(&json!({}), "v1.schema.json", d, &mut none),
             None
         );
     }

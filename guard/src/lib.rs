@@ -75,7 +75,10 @@ pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;
 pub use resources::Resources;
 pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
-pub use schema::{CompiledSchema, SchemaError, SchemaOptions, DRAFT_2020_12, MAX_EXPLAINED_BYTES};
+pub use schema::{
+    CompiledSchema, Dialect, SchemaError, SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12,
+    MAX_EXPLAINED_BYTES,
+};
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.
 pub use jiff;

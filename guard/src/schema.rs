@@ -1,6 +1,6 @@
-//! Stage 3: JSON Schema Draft 2020-12, compiled once per contract: `format` asserted,
-//! unknown formats refused at load, patterns on the linear-time `regex` engine, and no
-//! retrieval except the contract's own files, served from memory.
+//! Stage 3: JSON Schema (Draft 2020-12, 2019-09 or draft-07), compiled once per contract:
+//! `format` asserted in every dialect, unknown formats refused at load, patterns on the
+//! linear-time `regex` engine, and no retrieval except the contract's own files.
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::json::Json;
@@ -9,20 +9,104 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{bounded, sha256_hex, Diagnostic, Stage};
-use crate::cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
+use crate::cycles::in_place_ref_cycle_across;
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
 use crate::resources::{LocalRetriever, Resources};
 
-/// The only dialect a contract schema may declare.
+/// The dialect of a schema without `$schema` (MCP's default), and the newest one.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+/// Draft 2019-09's meta-schema URI.
+pub const DRAFT_2019_09: &str = "https://json-schema.org/draft/2019-09/schema";
+/// Draft-07's meta-schema URI (written with or without the trailing `#`): the dialect of
+/// most generated schemas (zod, pydantic v1).
+pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema";
+
+/// A JSON Schema dialect a contract may use. A schema without `$schema` is Draft 2020-12.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// Draft-07 (`http://json-schema.org/draft-07/schema#`): `definitions`, `items` as an
+    /// array is a tuple (`additionalItems`), `dependencies`, and a `$ref` makes its
+    /// sibling keywords ignored.
+    Draft7,
+    /// Draft 2019-09: `$defs`, `items` as an array is a tuple (`additionalItems`),
+    /// `$recursiveRef`, `unevaluated*`; a `$ref` composes with its siblings.
+    Draft2019_09,
+    /// Draft 2020-12: `prefixItems`, `$dynamicRef`. The default.
+    Draft2020_12,
+}
+
+impl Dialect {
+    /// Every dialect a contract may use, oldest first.
+    pub const ALL: [Dialect; 3] = [
+        Dialect::Draft7,
+        Dialect::Draft2019_09,
+        Dialect::Draft2020_12,
+    ];
+
+    /// The meta-schema URI (draft-07's with its customary `#`).
+    #[must_use]
+    pub fn uri(self) -> &'static str {
+        match self {
+            Dialect::Draft7 => "http://json-schema.org/draft-07/schema#",
+            Dialect::Draft2019_09 => DRAFT_2019_09,
+            Dialect::Draft2020_12 => DRAFT_2020_12,
+        }
+    }
+
+    /// The dialect a `$schema` URI names, with or without a trailing `#`; `None` for any
+    /// other URI (another draft, `https` for draft-07, a custom meta-schema).
+    #[must_use]
+    pub fn from_uri(uri: &str) -> Option<Self> {
+        let uri = uri.strip_suffix('#').unwrap_or(uri);
+        Self::ALL
+            .into_iter()
+            .find(|d| d.uri().trim_end_matches('#') == uri)
+    }
+
+    /// The dialect `document` declares: its `$schema`, or Draft 2020-12 when it has none;
+    /// `None` when `$schema` names no dialect of [`Dialect::ALL`].
+    #[must_use]
+    pub fn of(document: &Value) -> Option<Self> {
+        match document.get("$schema") {
+            None => Some(Dialect::Draft2020_12),
+            Some(uri) => uri.as_str().and_then(Self::from_uri),
+        }
+    }
+
+    /// Whether a `$ref` makes the other keywords of its schema object ignored (draft-07).
+    #[must_use]
+    pub fn ref_overrides_siblings(self) -> bool {
+        self == Dialect::Draft7
+    }
+
+    fn draft(self) -> Draft {
+        match self {
+            Dialect::Draft7 => Draft::Draft7,
+            Dialect::Draft2019_09 => Draft::Draft201909,
+            Dialect::Draft2020_12 => Draft::Draft202012,
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    /// `draft-07`, `2019-09`, `2020-12`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Dialect::Draft7 => "draft-07",
+            Dialect::Draft2019_09 => "2019-09",
+            Dialect::Draft2020_12 => "2020-12",
+        })
+    }
+}
 
 /// Why a schema could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SchemaError {
-    /// `$schema` names a dialect other than Draft 2020-12 that is not one of the
-    /// contract's own files.
+    /// `$schema` names a dialect other than draft-07, 2019-09 and 2020-12 that is not one
+    /// of the contract's own files declaring 2020-12 or draft-07.
     UnknownDialect(String),
     /// A `pattern` (or `patternProperties` key) the linear-time engine cannot compile,
     /// typically a backtracking feature such as a look-around or a back-reference.
@@ -45,7 +129,7 @@ pub enum SchemaError {
     /// a member or an item: it would admit any value. The locations it passes through,
     /// first and last the same (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`).
     RefCycle(Vec<String>),
-    /// The schema is not valid Draft 2020-12, names an unknown format, or references a
+    /// The schema is not valid under its dialect's meta-schema, names an unknown format, or references a
     /// resource outside its contract.
     Invalid(String),
 }
@@ -55,7 +139,11 @@ impl fmt::Display for SchemaError {
         match self {
             SchemaError::UnknownDialect(uri) => write!(
                 f,
-                "$schema {uri:?} is not supported: contracts use {DRAFT_2020_12:?}"
+                "$schema {uri:?} is not supported: contracts use {:?}, {:?} or {:?} \
+                 (a schema without $schema is Draft 2020-12)",
+                Dialect::Draft2020_12.uri(),
+                Dialect::Draft2019_09.uri(),
+                Dialect::Draft7.uri(),
             ),
             SchemaError::Pattern { pattern, reason } => write!(
                 f,
@@ -98,9 +186,9 @@ impl Default for SchemaOptions {
 }
 
 impl SchemaOptions {
-    /// Whether `format` is an assertion (default `true`). `false` gives the annotation-only
-    /// behaviour the Draft 2020-12 specification defaults to; the conformance suite's core
-    /// files are written for it.
+    /// Whether `format` is an assertion (default `true`, in every dialect). `false` gives
+    /// the annotation-only behaviour the Draft 2019-09 and 2020-12 specifications default
+    /// to; the conformance suite's core files are written for it.
     #[must_use]
     pub fn assert_formats(mut self, yes: bool) -> Self {
         self.assert_formats = yes;
@@ -114,6 +202,7 @@ pub struct CompiledSchema {
     validator: Validator,
     /// For the guard's own parsed documents: the same schema, the same options.
     doc_validator: Validator<Doc>,
+    dialect: Dialect,
     document: Value,
     sha256: String,
 }
@@ -121,6 +210,7 @@ pub struct CompiledSchema {
 impl fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CompiledSchema")
+            .field("dialect", &self.dialect)
             .field("sha256", &self.sha256)
             .finish_non_exhaustive()
     }
@@ -133,7 +223,7 @@ impl CompiledSchema {
     /// # Errors
     ///
     /// [`SchemaError`] for an unknown `$schema`, a pattern the `regex` engine refuses, a
-    /// document that is not valid Draft 2020-12 (meta-validation), an unknown `format`,
+    /// document that is not valid under its dialect (meta-validation), an unknown `format`,
     /// or a reference outside `resources`.
     pub fn compile(
         document: Value,
@@ -165,23 +255,29 @@ impl CompiledSchema {
         // The dialect first: a schema of another draft is refused before any other file
         // is read.
         resources.note_id(&document);
-        if let Some(dialect) = document.get("$schema") {
-            let dialect = dialect.as_str().unwrap_or_default();
-            let is_2020_12 = |d: &str| d.trim_end_matches('#') == DRAFT_2020_12;
-            // Draft 2020-12 itself, or a meta-schema among the contract's own files.
-            if !is_2020_12(dialect)
-                && !resources.fetch(dialect).ok().flatten().is_some_and(|meta| {
-                    meta.get("$schema")
-                        .and_then(Value::as_str)
-                        .is_some_and(is_2020_12)
-                })
-            {
-                return Err(SchemaError::UnknownDialect(dialect.to_owned()));
+        let dialect = match document.get("$schema") {
+            None => Dialect::Draft2020_12,
+            Some(uri) => {
+                let uri = uri.as_str().unwrap_or_default();
+                // A dialect of its own, or a meta-schema among the contract's own files
+                // that declares 2020-12 or draft-07. (Not 2019-09: the validator reads a
+                // custom meta-schema's `$vocabulary` only as an unknown draft, with
+                // 2020-12's keywords, so `$recursiveRef` and `items` tuples would not mean
+                // what 2019-09 says.)
+                Dialect::from_uri(uri)
+                    .or_else(|| {
+                        let meta = resources.fetch(uri).ok().flatten()?;
+                        meta.get("$schema")
+                            .and_then(Value::as_str)
+                            .and_then(Dialect::from_uri)
+                            .filter(|d| *d != Dialect::Draft2019_09)
+                    })
+                    .ok_or_else(|| SchemaError::UnknownDialect(uri.to_owned()))?
             }
-        }
+        };
         check_patterns(&document)?;
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
-        if let Some(cycle) = in_place_ref_cycle(&document, file_name) {
+        if let Some(cycle) = crate::cycles::ref_cycle_in(&document, file_name, dialect) {
             return Err(SchemaError::RefCycle(cycle));
         }
         // Across the contract's files: those a reference names, read as the build would.
@@ -192,16 +288,20 @@ impl CompiledSchema {
                 .ok()
                 .flatten()
         };
-        if let Some(cycle) =
-            in_place_ref_cycle_across(&document, file_name.unwrap_or_default(), &mut fetch)
-        {
+        if let Some(cycle) = in_place_ref_cycle_across(
+            &document,
+            file_name.unwrap_or_default(),
+            dialect,
+            &mut fetch,
+        ) {
             return Err(SchemaError::RefCycle(cycle));
         }
-        let validator = Self::build(&document, base_uri, resources, options)?;
-        let doc_validator = Self::build(&document, base_uri, resources, options)?;
+        let validator = Self::build(&document, dialect, base_uri, resources, options)?;
+        let doc_validator = Self::build(&document, dialect, base_uri, resources, options)?;
         Ok(Self {
             validator,
             doc_validator,
+            dialect,
             document,
             sha256: sha256_hex(source),
         })
@@ -211,6 +311,7 @@ impl CompiledSchema {
     /// compiled with.
     fn build<F: Json>(
         document: &Value,
+        dialect: Dialect,
         base_uri: &str,
         resources: &Resources,
         options: SchemaOptions,
@@ -221,12 +322,25 @@ impl CompiledSchema {
             .with_pattern_options(PatternOptions::regex())
             .with_retriever(LocalRetriever(resources.clone()))
             .with_base_uri(base_uri);
-        if document.get("$schema").is_none() {
-            builder = builder.with_draft(Draft::Draft202012);
+        // Explicit for a dialect's own URI, and for a contract-local meta-schema declaring
+        // draft-07 (which has no vocabularies): the validator would read that as an
+        // unknown draft, with 2020-12's keywords. A local meta-schema declaring 2020-12 is
+        // left to the validator, which reads its `$vocabulary` from it.
+        let own_uri = document
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_none_or(|uri| Dialect::from_uri(uri).is_some());
+        if own_uri || dialect == Dialect::Draft7 {
+            builder = builder.with_draft(dialect.draft());
         }
         builder
             .build(document)
             .map_err(|e| SchemaError::Invalid(e.to_string()))
+    }
+
+    /// The dialect the schema is compiled in.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// The schema document.
@@ -461,7 +575,8 @@ fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
 /// Whether an instance valid under `schema` can hold a member at `tokens`.
 ///
 /// Follows `properties`, `patternProperties`, schema-valued `additionalProperties`,
-/// `items`/`prefixItems`, local `$ref`s and the in-place applicators. A name no branch
+/// `items`/`prefixItems` (and draft-07/2019-09 tuples: `items` arrays, `additionalItems`),
+/// local `$ref`s and the in-place applicators. A name no branch
 /// declares is possible only where no branch closes the object.
 pub(crate) fn can_contain(root: &Value, tokens: &[String]) -> bool {
     can_contain_at(root, root, tokens, 0)
@@ -503,9 +618,15 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
                 }
             }
         }
-        for keyword in ["items", "additionalProperties", "unevaluatedProperties"] {
+        // `items` as an array (a draft-07/2019-09 tuple) is `prefixItems`, below.
+        for keyword in [
+            "items",
+            "additionalItems",
+            "additionalProperties",
+            "unevaluatedProperties",
+        ] {
             match node.get(keyword) {
-                Some(Value::Bool(false)) if keyword != "items" => closed = true,
+                Some(Value::Bool(false)) if keyword.ends_with("Properties") => closed = true,
                 Some(sub @ Value::Object(_)) => {
                     declared = true;
                     if can_contain_at(root, sub, rest, hops + 1) {
@@ -515,7 +636,10 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
                 _ => {}
             }
         }
-        if let Some(Value::Array(prefix)) = node.get("prefixItems") {
+        for keyword in ["prefixItems", "items"] {
+            let Some(Value::Array(prefix)) = node.get(keyword) else {
+                continue;
+            };
             if let Some(sub) = token.parse::<usize>().ok().and_then(|i| prefix.get(i)) {
                 declared = true;
                 if can_contain_at(root, sub, rest, hops + 1) {
@@ -610,12 +734,134 @@ mod tests {
     }
 
     #[test]
-    fn other_dialects_are_load_errors() {
-        assert!(matches!(
-            compile(json!({"$schema": "http://json-schema.org/draft-07/schema#"})),
-            Err(SchemaError::UnknownDialect(_))
-        ));
-        assert!(compile(json!({"$schema": DRAFT_2020_12})).is_ok());
+    fn other_dialects_are_load_errors_naming_the_three_accepted() {
+        for uri in [
+            "http://json-schema.org/draft-04/schema#",
+            "http://json-schema.org/draft-06/schema#",
+            "https://json-schema.org/draft-07/schema#",
+            "http://json-schema.org/schema#",
+            "https://example.com/meta.json",
+        ] {
+            let err = compile(json!({"$schema": uri})).unwrap_err();
+            assert!(
+                matches!(&err, SchemaError::UnknownDialect(u) if u == uri),
+                "{err:?}"
+            );
+            let text = err.to_string();
+            for accepted in Dialect::ALL {
+                assert!(text.contains(accepted.uri()), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_three_dialects_are_accepted_and_no_schema_is_2020_12() {
+        let cases = [
+            ("http://json-schema.org/draft-07/schema#", Dialect::Draft7),
+            ("http://json-schema.org/draft-07/schema", Dialect::Draft7),
+            (
+                "https://json-schema.org/draft/2019-09/schema",
+                Dialect::Draft2019_09,
+            ),
+            (
+                "https://json-schema.org/draft/2019-09/schema#",
+                Dialect::Draft2019_09,
+            ),
+            (DRAFT_2020_12, Dialect::Draft2020_12),
+        ];
+        for (uri, dialect) in cases {
+            let s = compile(json!({"$schema": uri, "type": "string"})).unwrap();
+            assert_eq!(s.dialect(), dialect, "{uri}");
+        }
+        assert_eq!(compile(json!({})).unwrap().dialect(), Dialect::Draft2020_12);
+    }
+
+    #[test]
+    fn format_is_asserted_in_every_dialect() {
+        for dialect in Dialect::ALL {
+            let s = compile(json!({"$schema": dialect.uri(), "format": "date-time"})).unwrap();
+            assert!(s.is_valid(&json!("2026-12-02T10:00:00Z")), "{dialect}");
+            assert!(!s.is_valid(&json!("2026-12-02 10:00:00")), "{dialect}");
+            assert!(s.validate_bytes(b"\"tomorrow\"", 8).is_err(), "{dialect}");
+            let unknown = json!({"$schema": dialect.uri(), "format": "made-up"});
+            assert!(
+                matches!(compile(unknown), Err(SchemaError::Invalid(_))),
+                "{dialect}"
+            );
+        }
+    }
+
+    #[test]
+    fn remote_refs_and_backtracking_patterns_are_refused_in_every_dialect() {
+        for dialect in Dialect::ALL {
+            let remote = json!({"$schema": dialect.uri(), "$ref": "https://example.com/s.json"});
+            let err = compile(remote).unwrap_err();
+            assert!(err.to_string().contains("refused"), "{dialect}: {err}");
+            let pattern = json!({"$schema": dialect.uri(), "pattern": "^(a)\\1$"});
+            assert!(
+                matches!(compile(pattern), Err(SchemaError::Pattern { .. })),
+                "{dialect}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_contract_local_meta_schema_gives_the_dialect_it_declares() {
+        let local = |declared: &str| {
+            let mut resources = Resources::new();
+            resources.insert(
+                "airlock:///meta.json",
+                json!({"$schema": declared, "$id": "airlock:///meta.json"}),
+            );
+            resources
+        };
+        let compile_with = |schema: Value, resources: &Resources| {
+            CompiledSchema::compile(schema, b"{}", "airlock:///main.json", resources)
+        };
+        for dialect in [Dialect::Draft7, Dialect::Draft2020_12] {
+            let schema = json!({"$schema": "airlock:///meta.json", "format": "date-time"});
+            let s = compile_with(schema, &local(dialect.uri())).unwrap();
+            assert_eq!(s.dialect(), dialect);
+            assert!(!s.is_valid(&json!("yesterday")), "{dialect}");
+        }
+        // Read in draft-07's own rules: a tuple.
+        let schema = json!({"$schema": "airlock:///meta.json",
+            "items": [{"type": "string"}], "additionalItems": false});
+        let s = compile_with(schema, &local(Dialect::Draft7.uri())).unwrap();
+        assert!(s.is_valid(&json!(["a"])));
+        assert!(!s.is_valid(&json!(["a", "b"])));
+        // Refused: an unknown dialect, and 2019-09 (whose custom meta-schemas the validator
+        // would read with 2020-12's keywords).
+        for refused in ["http://json-schema.org/draft-04/schema#", DRAFT_2019_09] {
+            let schema = json!({"$schema": "airlock:///meta.json"});
+            let err = compile_with(schema, &local(refused));
+            assert!(
+                matches!(err, Err(SchemaError::UnknownDialect(_))),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn draft_07_keeps_its_own_semantics() {
+        let draft7 = "http://json-schema.org/draft-07/schema#";
+        // Tuples are `items` arrays, closed by `additionalItems`.
+        let tuple = compile(json!({"$schema": draft7,
+            "items": [{"type": "integer"}, {"type": "string"}], "additionalItems": false}))
+        .unwrap();
+        assert!(tuple.is_valid(&json!([1, "a"])));
+        assert!(!tuple.is_valid(&json!([1, "a", null])));
+        assert!(tuple.validate_bytes(b"[1, \"a\", null]", 8).is_err());
+        // A `$ref` makes its siblings ignored.
+        let sibling = compile(json!({"$schema": draft7,
+            "definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s", "maxLength": 1}))
+        .unwrap();
+        assert!(sibling.is_valid(&json!("long")));
+        assert!(!sibling.is_valid(&json!(1)));
+        // An in-place cycle through `definitions` is a load error.
+        let cycle = json!({"$schema": draft7,
+            "definitions": {"a": {"anyOf": [{"$ref": "#/definitions/a"}]}}});
+        assert!(matches!(compile(cycle), Err(SchemaError::RefCycle(_))));
     }
 
     #[test]

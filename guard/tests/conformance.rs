@@ -1,9 +1,10 @@
 //! Conformance against the shared external suites: JSONTestSuite for the strict parser,
-//! the official JSON-Schema-Test-Suite (Draft 2020-12) for the schema stage. Every
+//! the official JSON-Schema-Test-Suite for the schema stage, in every dialect the guard
+//! accepts (draft-07, 2019-09, 2020-12). Every
 //! expected deviation is listed with its reason; an unlisted failure, or a listed one
 //! that no longer fails, fails the test.
 
-use airlock_guard::{parse, CompiledSchema, Resources, SchemaOptions};
+use airlock_guard::{parse, CompiledSchema, Dialect, Resources, SchemaOptions};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -227,7 +228,9 @@ fn parser_survives_the_hundred_thousand_bracket_file_with_a_small_depth() {
     assert!(parse(&bytes, 1_000_000).is_err());
 }
 
-/// Tests of the JSON-Schema-Test-Suite Airlock fails on purpose: `file::group::test`.
+/// Tests of the JSON-Schema-Test-Suite Airlock fails on purpose in each dialect's folder
+/// (`draft7/`, `draft2019-09/`, `draft2020-12/`; every entry fails in all three):
+/// `file::group::test`.
 const SCHEMA_SUITE_EXPECTED_FAILURES: &[(&str, &str)] = &[
     (
         "optional/format/unknown.json::unknown format::unknown formats ignore integers",
@@ -259,9 +262,54 @@ const SCHEMA_SUITE_EXPECTED_FAILURES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Tests Airlock fails on purpose in one dialect's folder only: (folder, test, reason).
+const DIALECT_EXPECTED_FAILURES: &[(&str, &str, &str)] = &[
+    (
+        "draft2019-09",
+        "vocabulary.json::schema that uses custom metaschema with with no validation vocabulary::applicator vocabulary still works",
+        CUSTOM_2019_09_META,
+    ),
+    (
+        "draft2019-09",
+        "vocabulary.json::schema that uses custom metaschema with with no validation vocabulary::no validation: valid number",
+        CUSTOM_2019_09_META,
+    ),
+    (
+        "draft2019-09",
+        "vocabulary.json::schema that uses custom metaschema with with no validation vocabulary::no validation: invalid number, but it still validates",
+        CUSTOM_2019_09_META,
+    ),
+    (
+        "draft2019-09",
+        "vocabulary.json::ignore unrecognized optional vocabulary::string value",
+        CUSTOM_2019_09_META,
+    ),
+    (
+        "draft2019-09",
+        "vocabulary.json::ignore unrecognized optional vocabulary::number value",
+        CUSTOM_2019_09_META,
+    ),
+];
+
+/// Why the custom 2019-09 meta-schema tests fail.
+const CUSTOM_2019_09_META: &str = "by design: a custom meta-schema declaring 2019-09 is a load \
+    error (UnknownDialect). The validator honours a custom meta-schema's `$vocabulary` only by \
+    reading it as an unknown draft, with 2020-12's keywords, where `$recursiveRef` and `items` \
+    tuples would silently mean something else; custom 2020-12 and draft-07 meta-schemas are \
+    accepted";
+
 /// Why the unknown-format tests fail.
 const UNKNOWN_FORMAT: &str = "by design: with format as an assertion, a schema naming a format \
     the validator does not know is a load error, not a silently ignored check";
+
+/// The suite folders of the dialects the guard accepts, and their `$schema`: a test schema
+/// without one is given its folder's (Airlock reads a schema without `$schema` as
+/// 2020-12).
+const DIALECTS: [(&str, Dialect); 3] = [
+    ("draft7", Dialect::Draft7),
+    ("draft2019-09", Dialect::Draft2019_09),
+    ("draft2020-12", Dialect::Draft2020_12),
+];
 
 /// Serve `remotes/` from memory at `http://localhost:1234/`.
 fn remotes(suite: &Path) -> Resources {
@@ -287,11 +335,13 @@ fn remotes(suite: &Path) -> Resources {
     resources
 }
 
-/// Run every test of the given suite files; returns (passed, failures by id).
+/// Run every test of the given suite files in `dialect`; returns (passed, failures by
+/// id).
 fn run_schema_suite(
     files: &[std::path::PathBuf],
     resources: &Resources,
     options: SchemaOptions,
+    dialect: Dialect,
     prefix: &str,
 ) -> (usize, Vec<String>) {
     let mut passed = 0;
@@ -301,9 +351,17 @@ fn run_schema_suite(
         let groups: Vec<Value> = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         for group in groups {
             let description = group["description"].as_str().unwrap_or_default();
-            let schema = group["schema"].clone();
+            let mut schema = group["schema"].clone();
+            if let Value::Object(map) = &mut schema {
+                map.entry("$schema")
+                    .or_insert_with(|| Value::from(dialect.uri()));
+            }
             let compiled =
                 CompiledSchema::compile_with(schema, b"", "json-schema:///", resources, options);
+            if let (Ok(s), true) = (&compiled, group["schema"].is_object()) {
+                // (A boolean schema has no `$schema`: it means the same in every dialect.)
+                assert_eq!(s.dialect(), dialect, "{name}::{description}");
+            }
             for test in group["tests"].as_array().unwrap() {
                 let id = format!(
                     "{name}::{description}::{}",
@@ -340,21 +398,27 @@ fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-fn check_against_expected(failures: Vec<String>, passed: usize, what: &str) {
-    let expected: BTreeMap<&str, &str> = SCHEMA_SUITE_EXPECTED_FAILURES.iter().copied().collect();
-    let unexpected: Vec<_> = failures
+/// Whether the failure `id` of the suite folder `folder` is listed.
+fn is_expected_failure(folder: &str, id: &str) -> bool {
+    SCHEMA_SUITE_EXPECTED_FAILURES
         .iter()
-        .filter(|f| !expected.contains_key(f.as_str()))
+        .any(|(listed, _)| *listed == id)
+        || DIALECT_EXPECTED_FAILURES
+            .iter()
+            .any(|(f, listed, _)| *f == folder && *listed == id)
+}
+
+fn check_against_expected(folder: &str, failures: &[String], passed: usize, what: &str) {
+    let unexpected: Vec<&str> = failures
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !is_expected_failure(folder, f))
         .collect();
     assert!(
         unexpected.is_empty(),
         "{what}: {} unexpected failures:\n{}",
         unexpected.len(),
-        unexpected
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        unexpected.join("\n")
     );
     eprintln!(
         "{what}: {passed} passed, {} expected failures",
@@ -362,38 +426,86 @@ fn check_against_expected(failures: Vec<String>, passed: usize, what: &str) {
     );
 }
 
-#[test]
-fn json_schema_test_suite_core_draft2020_12_passes() {
+/// The core tests of one dialect's folder (format as an annotation, as they are written).
+fn core(suite: &Path, folder: &str, dialect: Dialect) -> (usize, Vec<String>) {
+    run_schema_suite(
+        &json_files(&suite.join("tests").join(folder)),
+        &remotes(suite),
+        SchemaOptions::default().assert_formats(false),
+        dialect,
+        "",
+    )
+}
+
+/// The `optional/format` tests of one dialect's folder, with format asserted (the guard's
+/// own setting).
+fn optional_format(suite: &Path, folder: &str, dialect: Dialect) -> (usize, Vec<String>) {
+    run_schema_suite(
+        &json_files(&suite.join("tests").join(folder).join("optional/format")),
+        &remotes(suite),
+        SchemaOptions::default(),
+        dialect,
+        "optional/format/",
+    )
+}
+
+/// The core tests of `folder` pass, at least `at_least` of them, bar the listed failures.
+fn core_passes(folder: &str, dialect: Dialect, at_least: usize) {
     let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
         return;
     };
-    let resources = remotes(&suite);
-    let files = json_files(&suite.join("tests/draft2020-12"));
-    let (passed, failures) = run_schema_suite(
-        &files,
-        &resources,
-        SchemaOptions::default().assert_formats(false),
-        "",
+    let (passed, failures) = core(&suite, folder, dialect);
+    assert!(passed >= at_least, "only {passed} {folder} core tests ran");
+    check_against_expected(folder, &failures, passed, &format!("{folder} core"));
+}
+
+/// The `optional/format` tests of `folder` pass, at least `at_least` of them, bar the
+/// listed failures.
+fn optional_format_passes(folder: &str, dialect: Dialect, at_least: usize) {
+    let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
+        return;
+    };
+    let (passed, failures) = optional_format(&suite, folder, dialect);
+    assert!(
+        passed >= at_least,
+        "only {passed} {folder} format tests ran"
     );
-    assert!(passed > 1000, "only {passed} core tests ran");
-    check_against_expected(failures, passed, "draft2020-12 core");
+    check_against_expected(
+        folder,
+        &failures,
+        passed,
+        &format!("{folder} optional/format"),
+    );
+}
+
+#[test]
+fn json_schema_test_suite_core_draft2020_12_passes() {
+    core_passes("draft2020-12", Dialect::Draft2020_12, 1000);
+}
+
+#[test]
+fn json_schema_test_suite_core_draft2019_09_passes() {
+    core_passes("draft2019-09", Dialect::Draft2019_09, 1000);
+}
+
+#[test]
+fn json_schema_test_suite_core_draft7_passes() {
+    core_passes("draft7", Dialect::Draft7, 900);
 }
 
 #[test]
 fn json_schema_test_suite_optional_format_passes_with_format_assertion() {
-    let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
-        return;
-    };
-    let resources = remotes(&suite);
-    let files = json_files(&suite.join("tests/draft2020-12/optional/format"));
-    let (passed, failures) = run_schema_suite(
-        &files,
-        &resources,
-        SchemaOptions::default(),
-        "optional/format/",
-    );
-    assert!(passed > 500, "only {passed} format tests ran");
-    check_against_expected(failures, passed, "draft2020-12 optional/format");
+    optional_format_passes("draft2020-12", Dialect::Draft2020_12, 500);
+}
+
+#[test]
+fn json_schema_test_suite_optional_format_draft2019_09_passes_with_format_assertion() {
+    optional_format_passes("draft2019-09", Dialect::Draft2019_09, 500);
+}
+
+#[test]
+fn json_schema_test_suite_optional_format_draft7_passes_with_format_assertion() {
+    optional_format_passes("draft7", Dialect::Draft7, 500);
 }
 
 #[test]
@@ -401,28 +513,31 @@ fn every_listed_schema_suite_failure_still_fails() {
     let Some(suite) = testsuites("JSON-Schema-Test-Suite") else {
         return;
     };
-    let resources = remotes(&suite);
-    let mut failures = run_schema_suite(
-        &json_files(&suite.join("tests/draft2020-12")),
-        &resources,
-        SchemaOptions::default().assert_formats(false),
-        "",
-    )
-    .1;
-    failures.extend(
-        run_schema_suite(
-            &json_files(&suite.join("tests/draft2020-12/optional/format")),
-            &resources,
-            SchemaOptions::default(),
-            "optional/format/",
-        )
-        .1,
-    );
-    let failing: BTreeSet<_> = failures.iter().map(String::as_str).collect();
-    let stale: Vec<_> = SCHEMA_SUITE_EXPECTED_FAILURES
-        .iter()
-        .filter(|(id, _)| !failing.contains(id))
-        .collect();
+    let mut stale = Vec::new();
+    for (folder, dialect) in DIALECTS {
+        let mut failures = core(&suite, folder, dialect).1;
+        failures.extend(optional_format(&suite, folder, dialect).1);
+        let failing: BTreeSet<_> = failures.iter().map(String::as_str).collect();
+        stale.extend(
+            SCHEMA_SUITE_EXPECTED_FAILURES
+                .iter()
+                .map(|(id, _)| *id)
+                .filter(|id| !failing.contains(id))
+                .map(|id| format!("{folder}/{id}")),
+        );
+        stale.extend(
+            DIALECT_EXPECTED_FAILURES
+                .iter()
+                .filter(|(f, id, _)| *f == folder && !failing.contains(id))
+                .map(|(f, id, _)| format!("{f}/{id}")),
+        );
+    }
+    for (folder, _, _) in DIALECT_EXPECTED_FAILURES {
+        assert!(
+            DIALECTS.iter().any(|(f, _)| f == folder),
+            "{folder} is not a suite folder"
+        );
+    }
     assert!(
         stale.is_empty(),
         "listed as expected failures but now pass: {stale:?}"

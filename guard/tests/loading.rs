@@ -238,14 +238,14 @@ fn a_standalone_schema_of_another_dialect_is_refused_before_its_siblings_are_rea
     let path = dir.path().join("old.json");
     std::fs::write(
         &path,
-        br#"{"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "other.json"}"#,
+        br#"{"$schema": "http://json-schema.org/draft-04/schema#", "$ref": "other.json"}"#,
     )
     .unwrap();
     // Reading this sibling would fail: it is a folder.
     std::fs::create_dir(dir.path().join("other.json")).unwrap();
     std::fs::write(dir.path().join("junk.json"), b"not json").unwrap();
     let message = load_schema_file(&path).unwrap_err().to_string();
-    assert!(message.contains("draft-07"), "{message}");
+    assert!(message.contains("draft-04"), "{message}");
     assert!(message.contains("is not supported"), "{message}");
 }
 

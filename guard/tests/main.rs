@@ -1,6 +1,7 @@
 //! Integration tests of airlock-guard: one binary, a module per area.
 
 mod conformance;
+mod dialects;
 mod loading;
 mod pipeline;
 mod properties;

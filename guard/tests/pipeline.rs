@@ -490,10 +490,10 @@ fn contract_loading_errors_are_precise() {
                 replace_in(
                     &d.join("v1.schema.json"),
                     "https://json-schema.org/draft/2020-12/schema",
-                    "http://json-schema.org/draft-07/schema#",
+                    "http://json-schema.org/draft-04/schema#",
                 )
             }),
-            "draft-07",
+            "draft-04",
         ),
         (
             "backtracking pattern",

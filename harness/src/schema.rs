@@ -4,8 +4,9 @@
 use serde_json::Value;
 
 /// The subschemas of a schema `document` that apply at the instance `pointer`, best
-/// effort: from the root, `properties` are followed (`prefixItems`/`items` for array
-/// indices), local `$ref`s (`#/…`) resolved and `oneOf`/`anyOf`/`allOf` branches searched.
+/// effort: from the root, `properties` are followed (`prefixItems`/`items`, or a
+/// draft-07/2019-09 `items` tuple and `additionalItems`, for array indices), local `$ref`s
+/// (`#/…`) resolved and `oneOf`/`anyOf`/`allOf` branches searched.
 /// At each step the branches holding the member are kept, in document order, so a
 /// keyword is looked up in the first that has it. Empty when the member is not found.
 pub fn schema_at<'s>(document: &'s Value, pointer: &str) -> Vec<&'s Value> {
@@ -19,10 +20,17 @@ pub fn schema_at<'s>(document: &'s Value, pointer: &str) -> Vec<&'s Value> {
                 .and_then(|p| p.get(&token))
                 .or_else(|| {
                     let index = token.parse::<usize>().ok()?;
-                    schema
-                        .get("prefixItems")
+                    // A draft-07/2019-09 tuple is an `items` array, then `additionalItems`.
+                    let tuple = |k: &str| schema.get(k).filter(|p| p.is_array());
+                    tuple("prefixItems")
+                        .or_else(|| tuple("items"))
                         .and_then(|p| p.get(index))
                         .or_else(|| schema.get("items").filter(|i| i.is_object()))
+                        .or_else(|| {
+                            schema
+                                .get("additionalItems")
+                                .filter(|i| i.is_object() && tuple("items").is_some())
+                        })
                 });
             if let Some(member) = member {
                 next.extend(expand(document, member));

@@ -1039,3 +1039,44 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no reason"));
 }
+
+/// A shipped contract written the way generators write draft-07 (`$schema` draft-07,
+/// `definitions`): it loads, lints with only the dialect warning, and `airlock check`
+/// over its corpus and variants is clean; the guard judges it as it did in 2020-12.
+#[test]
+fn a_shipped_contract_rewritten_in_draft_07_checks_clean_and_lints_with_only_the_dialect_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = crate::util::copy_shipped("deploy_status", tmp.path());
+    let schema = dir.join("v1.schema.json");
+    let text = std::fs::read_to_string(&schema)
+        .unwrap()
+        .replace(
+            "https://json-schema.org/draft/2020-12/schema",
+            "http://json-schema.org/draft-07/schema#",
+        )
+        .replace("$defs", "definitions");
+    std::fs::write(&schema, text).unwrap();
+    let contract = Contract::load(&dir).unwrap();
+    assert_eq!(contract.schema().dialect(), airlock_guard::Dialect::Draft7);
+    let findings: Vec<(&str, String)> = airlock_harness::lint::lint_contract(&dir)
+        .into_iter()
+        .map(|f| (f.rule, f.pointer))
+        .collect();
+    assert_eq!(findings, [("older-dialect", "/$schema".to_owned())]);
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            dir.to_str().unwrap(),
+            "--cases",
+            "200",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

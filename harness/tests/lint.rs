@@ -61,7 +61,8 @@ fn every_rule_fires_where_the_schema_breaks_it() {
                     "free-text-agent-field",
                     "unconstrained",
                     "stale-allowance",
-                    "ref-cycle"
+                    "ref-cycle",
+                    "older-dialect"
                 ]
                 .contains(rule),
             "{rule} never fires on the bad schema"
@@ -332,4 +333,147 @@ fn severity_of(rule: &str) -> Severity {
         .find(|(id, _, _)| *id == rule)
         .map(|(_, s, _)| *s)
         .unwrap()
+}
+
+/// A draft-07 output schema as zod (`zod-to-json-schema`) writes it: `definitions`, a
+/// `$ref` at the root, objects closed by `additionalProperties: false`, a tuple.
+const ZOD_DRAFT_07: &str = r##"{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "$ref": "#/definitions/Result",
+  "definitions": {
+    "Result": {
+      "type": "object",
+      "properties": {
+        "status": {"type": "string", "enum": ["ok", "degraded"]},
+        "checked_at": {"type": "string", "format": "date-time", "maxLength": 40},
+        "count": {"type": "integer", "minimum": 0},
+        "range": {"type": "array", "minItems": 2, "items": [{"type": "number"}, {"type": "number"}], "additionalItems": false},
+        "owner": {"$ref": "#/definitions/Owner"},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 16}, "maxItems": 8}
+      },
+      "required": ["status", "checked_at", "count"],
+      "additionalProperties": false
+    },
+    "Owner": {
+      "type": "object",
+      "properties": {"id": {"type": "string", "pattern": "^[a-z]{1,8}$"}},
+      "required": ["id"],
+      "additionalProperties": false,
+      "dependencies": {"id": ["id"]}
+    }
+  }
+}"##;
+
+#[test]
+fn a_zod_style_draft_07_schema_lints_with_only_the_older_dialect_warning() {
+    assert_eq!(
+        lint_text(ZOD_DRAFT_07),
+        [("older-dialect", "/$schema".to_owned())]
+    );
+    assert_eq!(severity_of("older-dialect"), Severity::Warning);
+    let later = ZOD_DRAFT_07
+        .replace(
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2019-09/schema",
+        )
+        .replace("definitions", "$defs");
+    assert_eq!(
+        lint_text(&later),
+        [("older-dialect", "/$schema".to_owned())]
+    );
+    // An unknown dialect is still an error.
+    let unknown = ZOD_DRAFT_07.replace("draft-07", "draft-04");
+    let found = lint_text(&unknown);
+    assert_eq!(found, [("schema-dialect", "/$schema".to_owned())]);
+    assert_eq!(severity_of("schema-dialect"), Severity::Error);
+}
+
+#[test]
+fn an_open_draft_07_object_is_still_an_open_object() {
+    let open = ZOD_DRAFT_07.replacen(
+        r#""required": ["id"],
+      "additionalProperties": false,"#,
+        r#""required": ["id"],"#,
+        1,
+    );
+    let found = lint_text(&open);
+    assert!(
+        found.contains(&("open-object", "/definitions/Owner".to_owned())),
+        "{found:?}"
+    );
+    // An open tuple and an unbounded list are flagged in draft-07 terms too.
+    let open_tuple = ZOD_DRAFT_07.replace(r#", "additionalItems": false"#, "");
+    let found = lint_text(&open_tuple);
+    assert!(
+        found.contains(&(
+            "unbounded-array",
+            "/definitions/Result/properties/range".to_owned()
+        )),
+        "{found:?}"
+    );
+    // Tuple items are linted as items.
+    let loose_item = ZOD_DRAFT_07.replace(
+        r#"{"type": "number"}, {"type": "number"}"#,
+        r#"{"type": "number"}, {"type": "string"}"#,
+    );
+    assert!(lint_text(&loose_item).contains(&(
+        "unbounded-string",
+        "/definitions/Result/properties/range/items/1".to_owned()
+    )));
+}
+
+#[test]
+fn a_draft_07_ref_closes_nothing_beside_it() {
+    // In draft-07 the `additionalProperties: false` beside a `$ref` is ignored: the
+    // definition is what applies, and it is open.
+    let schema = r##"{
+      "$schema": "http://json-schema.org/draft-07/schema#",
+      "type": "object", "additionalProperties": false,
+      "properties": {"x": {"$ref": "#/definitions/open", "additionalProperties": false}},
+      "definitions": {"open": {"type": "object", "properties": {"a": {"const": 1}}}}
+    }"##;
+    let found = lint_text(schema);
+    assert!(
+        found.contains(&("open-object", "/definitions/open".to_owned())),
+        "{found:?}"
+    );
+    // In 2019-09 the sibling applies: it closes the object, and rejects the member the
+    // definition declares.
+    let later = schema
+        .replace(
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2019-09/schema",
+        )
+        .replace("definitions", "$defs");
+    assert_eq!(
+        lint_text(&later),
+        [
+            ("older-dialect", "/$schema".to_owned()),
+            (
+                "composition-needs-unevaluated",
+                "/properties/x/additionalProperties".to_owned()
+            )
+        ]
+    );
+}
+
+#[test]
+fn a_draft_07_cycle_through_definitions_is_a_ref_cycle() {
+    let schema = r##"{
+      "$schema": "http://json-schema.org/draft-07/schema#",
+      "type": "object", "additionalProperties": false,
+      "properties": {"x": {"$ref": "#/definitions/a"}},
+      "definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"anyOf": [{"$ref": "#/definitions/a"}]}}
+    }"##;
+    let found = lint_text(schema);
+    assert!(
+        found.contains(&("ref-cycle", "/definitions/a".to_owned())),
+        "{found:?}"
+    );
+    // A remote reference is flagged in draft-07 even beside the siblings it hides.
+    let remote = schema.replace(
+        r##""$ref": "#/definitions/b""##,
+        r##""$ref": "https://example.com/b.json""##,
+    );
+    assert!(lint_text(&remote).contains(&("remote-ref", "/definitions/a/$ref".to_owned())));
 }

@@ -1,5 +1,5 @@
 //! Valid instances generated from the contract's schema itself (proptest strategies from
-//! the Draft 2020-12 keywords the contracts use), bound to the request and confirmed
+//! the keywords the contracts use, in any of their dialects), bound to the request and confirmed
 //! admitted by the guard: contracts with few fixtures still get deep coverage.
 
 use airlock_guard::{CheckSpec, Contract, Guard, Request};
@@ -188,6 +188,18 @@ fn schema_strategy(root: &Value, schema: &Value, depth: usize) -> BoxedStrategy<
         }
         "boolean" => any::<bool>().prop_map(Value::Bool).boxed(),
         "array" => {
+            // A tuple (`prefixItems`, or a draft-07/2019-09 `items` array): exactly its
+            // items; the guard decides whether that is enough.
+            if let Some(tuple) = ["prefixItems", "items"]
+                .into_iter()
+                .find_map(|k| map.get(k).and_then(Value::as_array))
+            {
+                let items: Vec<BoxedStrategy<Value>> = tuple
+                    .iter()
+                    .map(|i| schema_strategy(root, i, depth + 1))
+                    .collect();
+                return items.prop_map(Value::Array).boxed();
+            }
             let items = map.get("items").map_or_else(
                 || Just(Value::Null).boxed(),
                 |i| schema_strategy(root, i, depth + 1),

@@ -174,7 +174,8 @@ const MAX_LOCATIONS: usize = 4096;
 const MAX_LOCATION_DEPTH: usize = 8;
 
 /// Every instance location the schema describes, through `properties`, `items`,
-/// `prefixItems`, local `$ref`s and composition (bounded in count and depth).
+/// `prefixItems` (or an `items` tuple and `additionalItems`), local `$ref`s and
+/// composition (bounded in count and depth).
 fn locations(document: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut todo = vec![String::new()];
@@ -194,12 +195,15 @@ fn locations(document: &Value) -> BTreeSet<String> {
             {
                 todo.push(format!("{pointer}/{}", crate::cases::escape_token(name)));
             }
-            let tuple = schema
-                .get("prefixItems")
-                .and_then(Value::as_array)
+            // A tuple is `prefixItems`, or in draft-07/2019-09 an `items` array (then
+            // `additionalItems` for the rest).
+            let tuple = ["prefixItems", "items"]
+                .into_iter()
+                .find_map(|k| schema.get(k).and_then(Value::as_array))
                 .map_or(0, Vec::len);
             todo.extend((0..tuple).map(|i| format!("{pointer}/{i}")));
-            if schema.get("items").is_some_and(Value::is_object) {
+            let rest = |k: &str| schema.get(k).is_some_and(Value::is_object);
+            if rest("items") || rest("additionalItems") {
                 todo.push(format!("{pointer}/{tuple}"));
             }
         }

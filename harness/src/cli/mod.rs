@@ -1,11 +1,11 @@
 //! Arguments of each subcommand, and how each runs. Only this layer prints, and it
-//! prints through [`print`]: a closed stdout ends the output quietly, any other write
+//! prints through [`print()`]: a closed stdout ends the output quietly, any other write
 //! error is a [`WriteError`] (exit 3).
 
 use std::fmt;
 use std::io::{self, Write};
 
-/// `println!` through [`print`]: `outln!("…", args)?`.
+/// `println!` through [`print()`]: `outln!("…", args)?`.
 macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::cli::print(&format!("{}\n", format_args!($($arg)*)))

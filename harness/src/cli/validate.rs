@@ -5,9 +5,9 @@ use airlock_harness::validate::{InstanceVerdict, ValidateOptions, Validation, DE
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
-/// Strict parse plus JSON Schema Draft 2020-12 (format asserted) on each instance: one
-/// line each, `PATH: valid` or `PATH: invalid: <stage>: <reason>`. Exit 0 all valid, 1
-/// any invalid, 2 usage, schema or unreadable-file error.
+/// Strict parse plus JSON Schema (2020-12, 2019-09 or draft-07; format asserted) on each
+/// instance: one line each, `PATH: valid` or `PATH: invalid: <stage>: <reason>`. Exit 0
+/// all valid, 1 any invalid, 2 usage, schema or unreadable-file error.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// The schema file; a file holding just `true` checks strict JSON only.

@@ -26,7 +26,7 @@ pub(super) fn live() -> std::sync::MutexGuard<'static, Live> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Kill the process group of every running [`ExecAdapter`] (and, after
+/// Kill the process group of every running [`ExecAdapter`](super::ExecAdapter) (and, after
 /// [`adopt_orphans`], every descendant re-parented to this process), and start no
 /// adapter any more: for a SIGINT/SIGTERM handler that then exits.
 pub fn kill_all_adapters() {

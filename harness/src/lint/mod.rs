@@ -41,9 +41,10 @@ impl fmt::Display for Severity {
 
 /// Every rule: id, severity, what it flags.
 pub const RULES: &[(&str, Severity, &str)] = &[
-    ("schema-dialect", Severity::Error, "`$schema` missing or not Draft 2020-12"),
-    ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef` outside the contract's own files"),
-    ("ref-cycle", Severity::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
+    ("schema-dialect", Severity::Error, "`$schema` missing, or not one of the dialects the guard accepts (Draft 2020-12, 2019-09, draft-07)"),
+    ("older-dialect", Severity::Warning, "`$schema` is draft-07 or Draft 2019-09: accepted and linted in its own rules (`definitions`, `items` tuples, `dependencies`, a draft-07 `$ref` ignoring its siblings), but older than Draft 2020-12"),
+    ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef`/`$recursiveRef` outside the contract's own files"),
+    ("ref-cycle", Severity::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`, schema-valued `dependencies`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
     ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
     ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
     ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),

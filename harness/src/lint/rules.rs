@@ -1,7 +1,8 @@
 //! The rules: a walk of the schema from the root, following local `$ref`s in place so a
-//! definition is judged in the context of each use, and the checks of every rule.
+//! definition is judged in the context of each use, and the checks of every rule, in the
+//! schema's own dialect (draft-07, 2019-09 or 2020-12).
 
-use airlock_guard::{Pointer, DRAFT_2020_12};
+use airlock_guard::{Dialect, Pointer, DRAFT_2020_12};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
@@ -11,6 +12,9 @@ use crate::cases::escape_token;
 pub(super) struct Linter<'s> {
     document: &'s Value,
     tool: Option<&'s str>,
+    /// The dialect the document declares (2020-12 when it declares none, or one the guard
+    /// refuses: `schema-dialect` says so).
+    dialect: Dialect,
     /// Every `#…` target of a `$ref` in the document: linted where used, in the context
     /// of each use (closed by the referring schema or not), not on their own.
     referenced: BTreeSet<String>,
@@ -26,7 +30,9 @@ const IN_PLACE_ONE: &[&str] = &["not", "if", "then", "else"];
 /// Keywords whose value is an array of subschemas applying to the same instance.
 const IN_PLACE_MANY: &[&str] = &["allOf", "anyOf", "oneOf"];
 /// Keywords whose value is one subschema for members or items.
+/// (`items` may also be an array: a draft-07/2019-09 tuple, walked like `prefixItems`.)
 const CHILD_ONE: &[&str] = &[
+    "additionalItems",
     "additionalProperties",
     "unevaluatedProperties",
     "propertyNames",
@@ -34,7 +40,8 @@ const CHILD_ONE: &[&str] = &[
     "unevaluatedItems",
 ];
 /// Keywords whose value maps names to subschemas.
-const CHILD_MAP: &[&str] = &["properties", "patternProperties", "$defs", "definitions"];
+/// (`$defs` and `definitions` hold schemas too, walked by `definitions`.)
+const CHILD_MAP: &[&str] = &["properties", "patternProperties"];
 
 impl<'s> Linter<'s> {
     /// A linter of `document`, for the contract of `tool` if any.
@@ -42,6 +49,7 @@ impl<'s> Linter<'s> {
         Self {
             document,
             tool,
+            dialect: Dialect::of(document).unwrap_or(Dialect::Draft2020_12),
             referenced: local_targets(document),
             visited: BTreeSet::new(),
             raw: Vec::new(),
@@ -59,6 +67,20 @@ impl<'s> Linter<'s> {
         if !self.visited.insert((pointer.clone(), closed)) {
             return;
         }
+        // In draft-07 a `$ref` makes its siblings ignored: only the reference applies (and
+        // the definitions beside it are still definitions).
+        if self.dialect.ref_overrides_siblings() && object.contains_key("$ref") {
+            self.check_refs(object, &pointer);
+            for (key, value) in object {
+                let at = format!("{pointer}/{}", escape_token(key));
+                match key.as_str() {
+                    "$ref" => self.follow(value, closed),
+                    "$defs" | "definitions" => self.definitions(value, &at),
+                    _ => {}
+                }
+            }
+            return;
+        }
         self.check(object, &pointer, closed);
         // Branches applying to an instance this schema closes need not close it again
         // (with `additionalProperties`, `composition-needs-unevaluated` says what is wrong).
@@ -74,9 +96,14 @@ impl<'s> Linter<'s> {
                 for (i, branch) in value.as_array().into_iter().flatten().enumerate() {
                     self.in_place(branch, format!("{at}/{i}"), closed || closes);
                 }
+            } else if key == "items" && value.is_array() || key == "prefixItems" {
+                for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+                    self.walk(item, format!("{at}/{i}"), false);
+                }
             } else if CHILD_ONE.contains(&key) {
                 self.walk(value, at, false);
-            } else if key == "dependentSchemas" {
+            } else if key == "dependentSchemas" || key == "dependencies" {
+                // (`dependencies` entries that are lists of names are not schemas.)
                 for (name, sub) in value.as_object().into_iter().flatten() {
                     let at = format!("{at}/{}", escape_token(name));
                     self.in_place(sub, at, closed || closes);
@@ -85,17 +112,9 @@ impl<'s> Linter<'s> {
                 // Only asserts that some item matches; the items schema closes items.
                 self.walk(value, at, true);
             } else if key == "$ref" {
-                // `$ref` applies to the same instance: its target is linted in this context.
-                let target = value.as_str().and_then(|r| r.strip_prefix('#'));
-                if let Some((target, schema)) =
-                    target.and_then(|t| self.document.pointer(t).map(|s| (t, s)))
-                {
-                    self.walk(schema, target.to_owned(), closed || closes);
-                }
-            } else if key == "prefixItems" {
-                for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-                    self.walk(item, format!("{at}/{i}"), false);
-                }
+                self.follow(value, closed || closes);
+            } else if key == "$defs" || key == "definitions" {
+                self.definitions(value, &at);
             } else if CHILD_MAP.contains(&key) {
                 for (name, sub) in value.as_object().into_iter().flatten() {
                     let at = format!("{at}/{}", escape_token(name));
@@ -106,11 +125,29 @@ impl<'s> Linter<'s> {
                             format!("member {name:?} accepts any value: give it a type and bounds"),
                         );
                     }
-                    let is_def = key == "$defs" || key == "definitions";
-                    if !(is_def && self.referenced.contains(&at)) {
-                        self.walk(sub, at, false);
-                    }
+                    self.walk(sub, at, false);
                 }
+            }
+        }
+    }
+
+    /// `$ref` applies to the same instance: its local target is linted in this context.
+    fn follow(&mut self, reference: &'s Value, closed: bool) {
+        let target = reference.as_str().and_then(|r| r.strip_prefix('#'));
+        if let Some((target, schema)) =
+            target.and_then(|t| self.document.pointer(t).map(|s| (t, s)))
+        {
+            self.walk(schema, target.to_owned(), closed);
+        }
+    }
+
+    /// `$defs`/`definitions` at `at`: a definition that is referenced is linted where it
+    /// is used, the others on their own.
+    fn definitions(&mut self, defs: &'s Value, at: &str) {
+        for (name, sub) in defs.as_object().into_iter().flatten() {
+            let at = format!("{at}/{}", escape_token(name));
+            if !self.referenced.contains(&at) {
+                self.walk(sub, at, false);
             }
         }
     }
@@ -181,9 +218,12 @@ impl<'s> Linter<'s> {
                  can carry any amount of text",
             );
         }
+        let is_false = |k: &str| object.get(k) == Some(&Value::Bool(false));
         let closed_tuple = object.contains_key("prefixItems")
-            && (object.get("items") == Some(&Value::Bool(false))
-                || object.get("unevaluatedItems") == Some(&Value::Bool(false)));
+            && (is_false("items") || is_false("unevaluatedItems"))
+            // A draft-07/2019-09 tuple: `items` as an array.
+            || object.get("items").is_some_and(Value::is_array)
+                && (is_false("additionalItems") || is_false("unevaluatedItems"));
         if (types.contains(&"array") || object.contains_key("items"))
             && !object.contains_key("maxItems")
             && !closed_tuple
@@ -224,7 +264,12 @@ impl<'s> Linter<'s> {
                 );
             }
         }
-        for keyword in ["$ref", "$dynamicRef"] {
+        self.check_refs(object, pointer);
+    }
+
+    /// `remote-ref`: every reference keyword of `object`.
+    fn check_refs(&mut self, object: &'s serde_json::Map<String, Value>, pointer: &str) {
+        for keyword in ["$ref", "$dynamicRef", "$recursiveRef"] {
             if let Some(reference) = object.get(keyword).and_then(Value::as_str) {
                 if self.remote(reference) {
                     self.flag(
@@ -301,20 +346,47 @@ impl<'s> Linter<'s> {
         names
     }
 
-    /// Root-level rules: the dialect and the envelope's branches.
+    /// Root-level rules: the dialect (an older accepted one is `older-dialect`, a warning;
+    /// an unknown one `schema-dialect`, an error) and the envelope's branches.
     pub(super) fn root(&mut self, document: &'s Value) {
-        match document.get("$schema").and_then(Value::as_str) {
+        match document.get("$schema") {
             None if document.is_object() => self.flag(
                 "schema-dialect",
                 "",
                 format!("no `$schema`: declare {DRAFT_2020_12:?}"),
             ),
-            Some(dialect) if dialect.trim_end_matches('#') != DRAFT_2020_12 => self.flag(
-                "schema-dialect",
-                "/$schema",
-                format!("{dialect:?} is not Draft 2020-12, the only dialect contracts use"),
-            ),
-            _ => {}
+            None => {}
+            Some(uri) => match uri.as_str().and_then(Dialect::from_uri) {
+                Some(Dialect::Draft2020_12) => {}
+                Some(older) => {
+                    let rules = if older.ref_overrides_siblings() {
+                        "a `$ref` makes the keywords beside it ignored, tuples are `items` \
+                         arrays, and `unevaluatedProperties` does not exist"
+                    } else {
+                        "tuples are `items` arrays, and `$recursiveRef` stands for \
+                         `$dynamicRef`"
+                    };
+                    self.flag(
+                        "older-dialect",
+                        "/$schema",
+                        format!(
+                            "{:?} ({older}) is accepted and read with its own rules: {rules}; \
+                             prefer {DRAFT_2020_12:?} when the schema can be regenerated",
+                            older.uri()
+                        ),
+                    );
+                }
+                None => self.flag(
+                    "schema-dialect",
+                    "/$schema",
+                    format!(
+                        "{uri} is not a dialect contracts use: {:?}, {:?} or {:?}",
+                        Dialect::Draft2020_12.uri(),
+                        Dialect::Draft2019_09.uri(),
+                        Dialect::Draft7.uri()
+                    ),
+                ),
+            },
         }
         for keyword in ["oneOf", "anyOf"] {
             let Some(branches) = document.get(keyword).and_then(Value::as_array) else {
