@@ -22,9 +22,11 @@ pub enum Format {
     Human,
     /// The documented JSON shape.
     Json,
-    /// JUnit XML: a testsuite per contract, a testcase per variant class.
+    /// JUnit XML: a testsuite per contract, a testcase per case with findings (classname
+    /// the contract) and one per variant class for the rest.
     Junit,
-    /// SARIF 2.1.0, findings located in fixture or schema files.
+    /// SARIF 2.1.0: rules per finding kind, findings located in fixture or schema files
+    /// with regions and stable fingerprints.
     Sarif,
     /// A summary for a pull-request comment.
     Markdown,
