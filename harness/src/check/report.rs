@@ -610,12 +610,15 @@ impl Report {
         if !all.is_empty() {
             let _ = writeln!(
                 out,
-                "\n| kind | severity | contract | case | message |\n|---|---|---|---|---|"
+                "\n| kind | severity | contract | case | message | reproduce |\n|---|---|---|---|---|---|"
             );
             for f in all.iter().take(50) {
+                let reproduce = f.reproducer.as_ref().map_or(String::new(), |path| {
+                    markdown_text(&format!("airlock check --replay {}", path.display()))
+                });
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {reproduce} |",
                     f.kind.as_str(),
                     f.severity.as_str(),
                     markdown_text(&f.tool),
@@ -762,7 +765,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("| protocol"))
             .unwrap();
-        // Five cells: the adapter's `|` cannot open a sixth.
-        assert_eq!(finding_row.matches(" | ").count(), 4, "{finding_row}");
+        // Six cells: the adapter's `|` cannot open a seventh.
+        assert_eq!(finding_row.matches(" | ").count(), 5, "{finding_row}");
     }
 }
