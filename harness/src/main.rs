@@ -57,10 +57,12 @@ fn main() -> ExitCode {
         Ok(Err(error)) => {
             // Errors may quote a hostile file or adapter: escaped for the terminal.
             let message = format!("{error:#}");
-            eprintln!(
-                "airlock: error: {}",
-                airlock_harness::report::printable(&message)
-            );
+            // Line breaks of multi-line messages (a TOML error's excerpt) are kept.
+            let lines: Vec<String> = message
+                .split('\n')
+                .map(|line| airlock_harness::report::printable(line).into_owned())
+                .collect();
+            eprintln!("airlock: error: {}", lines.join("\n"));
             if error.chain().any(|e| e.is::<cli::WriteError>()) {
                 Exit::Internal.into()
             } else {

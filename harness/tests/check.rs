@@ -1010,7 +1010,7 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
 
     // An entry that matches nothing is stale (reported, not failing).
     let stale = format!(
-        "{written}\n[[finding]]\ncontract = \"deploy_status\"\nclass = \"extra_property\"\nlocation = \"/nowhere\"\nkind = \"leak\"\nreason = \"gone\"\nexpires = \"2999-01-01\"\n"
+        "{written}\n[[finding]]\ncontract = \"deploy_status\"\nclass = \"extra_property\"\nlocation = \"/nowhere\"\nkind = \"leak\"\nreason = \"gone\"\nexpires = 2999-01-01\n"
     );
     std::fs::write(baseline, &stale).unwrap();
     let out = run("1", &["--baseline", baseline]);

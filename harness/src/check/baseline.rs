@@ -35,8 +35,33 @@ pub struct Entry {
     pub kind: String,
     /// Why it is accepted (mandatory, not empty).
     pub reason: String,
-    /// The last day it is accepted, `YYYY-MM-DD`.
+    /// The last day it is accepted: a TOML date (`2027-01-31`) or a string
+    /// (`"2027-01-31"`).
+    #[serde(deserialize_with = "date")]
     pub expires: Date,
+}
+
+/// A date written as a TOML local date or as a `YYYY-MM-DD` string.
+fn date<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Date, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Text(String),
+        Toml(toml::value::Datetime),
+    }
+    let text = match Written::deserialize(deserializer)? {
+        Written::Text(text) => text,
+        Written::Toml(datetime) => match (datetime.date, datetime.time) {
+            (Some(date), None) => date.to_string(),
+            _ => {
+                return Err(serde::de::Error::custom(
+                    "expires is a date (YYYY-MM-DD), not a date-time",
+                ))
+            }
+        },
+    };
+    text.parse::<Date>()
+        .map_err(|e| serde::de::Error::custom(format!("expires {text:?}: {e}")))
 }
 
 /// What applying a baseline did.
