@@ -28,6 +28,7 @@ pub mod corpus;
 pub mod exec;
 pub mod exit;
 pub mod fuzz;
+pub mod init;
 pub mod lint;
 
 pub mod schema;

@@ -36,6 +36,8 @@ enum Command {
     Lint(cli::lint::LintArgs),
     /// Certify a schema version change: classified changes, witnesses, fixture replay.
     Certify(cli::certify::CertifyArgs),
+    /// Scaffold a contract from sample responses.
+    Init(cli::init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => cli::fuzz::run(args),
         Command::Lint(args) => cli::lint::run(args),
         Command::Certify(args) => cli::certify::run(args),
+        Command::Init(args) => cli::init::run(args),
     });
     match outcome {
         Ok(Ok(exit)) => exit.into(),

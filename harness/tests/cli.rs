@@ -540,3 +540,100 @@ fn progress_is_drawn_on_a_terminal_only_and_never_with_quiet() {
     assert!(!stderr.contains(bar), "{stderr}");
     assert!(stderr.starts_with("airlock check:"), "{stderr}");
 }
+
+#[test]
+fn init_scaffolds_a_contract_from_samples_that_lints_without_error_and_checks_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let accepted = root().join("corpora/review_status/accepted");
+    let mut args: Vec<String> = vec!["init".into(), "review_status".into()];
+    for name in [
+        "success_approved_compact.json",
+        "success_pending_pretty.json",
+        "success_rejected_members_reordered_utf8.json",
+        "success_reviewed_by_128_chars.json",
+        "failure_not_found.json",
+    ] {
+        args.push("--sample".into());
+        args.push(accepted.join(name).display().to_string());
+    }
+    args.extend([
+        "--request".into(),
+        "corpora/review_status/request.json".into(),
+    ]);
+    args.extend(["--out".into(), out.into()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = airlock(&argv, b"");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // What was inferred and what to review is said.
+    assert!(stdout.contains("equals_param change_id"), "{stdout}");
+    assert!(
+        stdout.contains("enum {\"approved\", \"pending\", \"rejected\"} guessed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("free text"), "{stdout}");
+
+    let contract = dir.path().join("schemas/review_status");
+    let contract = contract.to_str().unwrap();
+    let lint = airlock(&["lint", "--contract", contract], b"");
+    assert_eq!(
+        lint.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+    // `check` runs the samples (accepted) and the written near misses (each rejected by
+    // the new contract, else a contract error) with every variant: clean.
+    let check = airlock(
+        &["check", "--contract", contract, "--cases", "50", "--quiet"],
+        b"",
+    );
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let near = std::fs::read_dir(dir.path().join("corpora/review_status/near_miss"))
+        .unwrap()
+        .count();
+    assert!(near >= 10, "{near} near misses");
+    // A shipped near miss the samples tell apart is rejected: another change (bound).
+    let admit = airlock(
+        &[
+            "admit",
+            "--contract",
+            contract,
+            "corpora/review_status/near_miss/wrong_change_id_cr_1043.json",
+        ],
+        b"",
+    );
+    assert_eq!(admit.status.code(), Some(1));
+
+    // Never overwrites; a sample that is not JSON is named.
+    let again = airlock(&argv, b"");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, b"{\"a\":1,\"a\":2}").unwrap();
+    let other = dir.path().join("other");
+    let run = airlock(
+        &[
+            "init",
+            "x",
+            "--sample",
+            bad.to_str().unwrap(),
+            "--out",
+            other.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("bad.json"));
+}

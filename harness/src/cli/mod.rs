@@ -17,6 +17,7 @@ pub mod certify;
 pub mod check;
 pub mod fuzz;
 pub mod guard;
+pub mod init;
 pub mod lint;
 pub mod mutate;
 pub mod validate;

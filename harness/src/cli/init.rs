@@ -1,0 +1,61 @@
+//! `airlock init`: scaffold a contract from sample responses.
+
+use airlock_harness::exit::Exit;
+use airlock_harness::init::{init, InitOptions};
+use airlock_harness::report::printable;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Scaffold a contract from real sample responses: a closed Draft 2020-12 envelope whose
+/// `data` schema is inferred from the samples, a manifest with limits and agent fields,
+/// proposed binding checks, the samples as accepted fixtures and the adversary's
+/// variants (each confirmed rejected) as near misses. Prints what it inferred and what
+/// to review. Exit 0, or 2 on a usage error or a sample it cannot read.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// The tool name (`[A-Za-z0-9_.-]{1,128}`).
+    tool: String,
+    /// A sample response (repeatable): an envelope, or the `data` object alone.
+    #[arg(long = "sample", required = true)]
+    samples: Vec<PathBuf>,
+    /// The request the samples answer; default: `req.Sample0001`, no parameters, now.
+    #[arg(long)]
+    request: Option<PathBuf>,
+    /// An agent field (repeatable); default: every leaf member of `data`.
+    #[arg(long = "agent-field")]
+    agent_fields: Vec<String>,
+    /// Where `schemas/<tool>/` and `corpora/<tool>/` are written (never overwritten).
+    #[arg(long, default_value = ".")]
+    out: PathBuf,
+}
+
+pub fn run(args: InitArgs) -> Result<Exit> {
+    let options = InitOptions {
+        tool: args.tool,
+        samples: args.samples,
+        request: args.request,
+        agent_fields: args.agent_fields,
+        out: args.out,
+    };
+    let scaffold = init(&options).map_err(anyhow::Error::msg)?;
+    outln!(
+        "airlock init: wrote {} and {} ({} accepted, {} near-miss fixtures)",
+        scaffold.contract.display(),
+        scaffold.corpus.display(),
+        scaffold.accepted,
+        scaffold.near_misses
+    )?;
+    outln!("inferred:")?;
+    for line in &scaffold.inferred {
+        outln!("  {}", printable(line))?;
+    }
+    outln!("review:")?;
+    for line in &scaffold.review {
+        outln!("  {}", printable(line))?;
+    }
+    outln!(
+        "next: airlock lint --contract {0} && airlock check --contract {0}",
+        scaffold.contract.display()
+    )?;
+    Ok(Exit::Success)
+}

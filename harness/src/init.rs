@@ -1,0 +1,526 @@
+//! `airlock init`: a first contract from real sample responses. The envelope is the
+//! closed Draft 2020-12 one of the shipped contracts; the `data` schema is inferred from
+//! the samples (types, small value sets as `enum`, `format` where every sample has one,
+//! bounds with headroom, `required` = present in every sample, every object closed);
+//! binding checks are proposed where a value equals a request parameter; the samples
+//! become accepted fixtures and the adversary's deterministic variants, each confirmed
+//! rejected, the near misses. What was guessed is listed for review.
+
+use airlock_guard::{parse, Contract, Guard, Request, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::adversary::generate;
+use crate::cases::{escape_token, file_component, Upstream};
+use crate::corpus::Corpus;
+
+/// What `airlock init` is given.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The tool name (`[A-Za-z0-9_.-]{1,128}`).
+    pub tool: String,
+    /// Sample responses: envelopes (`{"tool", "request_id", "outcome", "data"}`) or the
+    /// `data` objects alone.
+    pub samples: Vec<PathBuf>,
+    /// The request the samples answer; default: `req.Sample0001`, no parameters, now.
+    pub request: Option<PathBuf>,
+    /// The agent fields; default: every leaf member of `data`.
+    pub agent_fields: Vec<String>,
+    /// The folder that receives `schemas/<tool>/` and `corpora/<tool>/`.
+    pub out: PathBuf,
+}
+
+/// What `airlock init` wrote and what a person should review.
+#[derive(Debug, Clone, Default)]
+pub struct Scaffold {
+    /// The contract folder written.
+    pub contract: PathBuf,
+    /// The corpus folder written.
+    pub corpus: PathBuf,
+    /// What was inferred, one line each.
+    pub inferred: Vec<String>,
+    /// What to review, one line each.
+    pub review: Vec<String>,
+    /// Accepted and near-miss fixtures written.
+    pub accepted: usize,
+    /// Near-miss fixtures written.
+    pub near_misses: usize,
+}
+
+/// Largest number of distinct values inferred as an `enum`.
+const ENUM_MAX: usize = 4;
+
+/// Near-miss fixtures written, at most (one or two per variant class).
+const NEAR_MISS_MAX: usize = 40;
+
+/// Scaffold a contract from `options`.
+///
+/// # Errors
+///
+/// A sentence naming the file at fault: a sample that is not strict JSON or not an
+/// object, no success sample, a request that does not load, a contract folder that
+/// already exists, a file that cannot be written, or a scaffold its own guard refuses.
+pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
+    if file_component(&options.tool) != options.tool {
+        return Err(format!(
+            "{:?} is not a tool name: use 1 to 128 of A-Z a-z 0-9 _ . -",
+            options.tool
+        ));
+    }
+    let request = match &options.request {
+        Some(path) => crate::corpus::read_request(path).map_err(|e| e.to_string())?,
+        None => Request::new("req.Sample0001", airlock_guard::jiff::Timestamp::now()),
+    };
+    let mut data = Vec::new();
+    let mut failures = Vec::new();
+    let mut largest = 0usize;
+    let mut deepest = 1usize;
+    for path in &options.samples {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        largest = largest.max(bytes.len());
+        let value = parse(&bytes, MAX_DEPTH_CEILING)
+            .map_err(|e| format!("{}: not strict JSON: {e}", path.display()))?;
+        deepest = deepest.max(depth(&value));
+        match value.get("outcome").and_then(Value::as_str) {
+            Some("success") => match value.get("data") {
+                Some(d @ Value::Object(_)) => data.push(d.clone()),
+                _ => {
+                    return Err(format!(
+                        "{}: a success without an object `data`",
+                        path.display()
+                    ))
+                }
+            },
+            Some("failure") => failures.push(value),
+            _ if value.is_object() => data.push(value),
+            _ => return Err(format!("{}: a sample is a JSON object", path.display())),
+        }
+    }
+    if data.is_empty() {
+        return Err("no success sample: give at least one response with data".into());
+    }
+    let mut scaffold = Scaffold::default();
+    let data_schema = infer(&data, "/data", &mut scaffold);
+    let fields = if options.agent_fields.is_empty() {
+        let mut leaves = Vec::new();
+        for d in &data {
+            for leaf in leaves_of(d, "/data") {
+                if !leaves.contains(&leaf) {
+                    leaves.push(leaf);
+                }
+            }
+        }
+        leaves
+    } else {
+        options.agent_fields.clone()
+    };
+    let checks = bindings(&data, &request, &fields, &mut scaffold);
+    for field in &fields {
+        let schema = schema_of(&data_schema, field);
+        let free = schema.is_some_and(|s| {
+            s.get("type") == Some(&json!("string"))
+                && s.get("enum").is_none()
+                && s.get("format").is_none()
+        });
+        if free && !checks.iter().any(|(_, f, _)| f == field) {
+            scaffold.review.push(format!(
+                "{field} is free text handed to the agent: constrain it (`enum`, `pattern`, `format`) or keep it knowingly"
+            ));
+        }
+        if schema.is_some_and(|s| s.get("format") == Some(&json!("date-time"))) {
+            scaffold.review.push(format!(
+                "{field} is a time: consider a `fresh` check (how old may the evidence be?)"
+            ));
+        }
+    }
+    let max_bytes = (largest.max(1024) * 4).next_multiple_of(1024).max(4096) as u64;
+    let max_bytes = max_bytes.min(MAX_BYTES_CEILING);
+    let max_depth = (deepest + 4).min(MAX_DEPTH_CEILING);
+    scaffold.inferred.push(format!(
+        "limits: max_bytes {max_bytes} (4 × the largest sample, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
+    ));
+
+    let contract_dir = options.out.join("schemas").join(&options.tool);
+    let corpus_dir = options.out.join("corpora").join(&options.tool);
+    for dir in [&contract_dir, &corpus_dir] {
+        if dir.exists() {
+            return Err(format!(
+                "{} exists: init never overwrites a contract; choose another --out",
+                dir.display()
+            ));
+        }
+    }
+    let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let schema = envelope(&options.tool, data_schema);
+    write(&contract_dir.join("v1.schema.json"), &pretty(&schema))?;
+    write(
+        &contract_dir.join("contract.toml"),
+        manifest(&options.tool, max_bytes, max_depth, &fields, &checks).as_bytes(),
+    )?;
+    write(
+        &corpus_dir.join("request.json"),
+        &pretty(&serde_json::to_value(&request).unwrap_or_default()),
+    )?;
+    for (n, d) in data.iter().enumerate() {
+        let body = json!({"tool": options.tool, "request_id": request.request_id,
+                          "outcome": "success", "data": d});
+        write(
+            &corpus_dir.join(format!("accepted/sample_{n:02}.json")),
+            &pretty(&body),
+        )?;
+        scaffold.accepted += 1;
+    }
+    for (n, failure) in failures.iter().enumerate() {
+        let mut body = failure.clone();
+        body["tool"] = json!(options.tool);
+        body["request_id"] = json!(request.request_id);
+        write(
+            &corpus_dir.join(format!("accepted/failure_{n:02}.json")),
+            &pretty(&body),
+        )?;
+        scaffold.accepted += 1;
+    }
+    // Near misses: the adversary's deterministic variants of the samples that the new
+    // contract rejects, a few per class.
+    let contract = Contract::load(&contract_dir)
+        .map_err(|e| format!("the scaffold does not load (a bug in init): {e}"))?;
+    let corpus = Corpus::load(&corpus_dir).map_err(|e| e.to_string())?;
+    let guard = Guard::new(contract.clone());
+    let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
+    for case in generate(&contract, &corpus, 0, 0) {
+        if scaffold.near_misses >= NEAR_MISS_MAX || case.class == "fixture" {
+            continue;
+        }
+        let Upstream::Body(bytes) = &case.upstream else {
+            continue;
+        };
+        let taken = per_class.entry(case.class.clone()).or_default();
+        if *taken >= 2 || bytes.len() > 64 * 1024 || guard.admit(&case.request, bytes).is_admitted()
+        {
+            continue;
+        }
+        *taken += 1;
+        let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
+        write(&corpus_dir.join(format!("near_miss/{stem}.json")), bytes)?;
+        let mut own = case.request.clone();
+        own.tool = None;
+        if own != request {
+            write(
+                &corpus_dir.join(format!("near_miss/{stem}.request.json")),
+                &pretty(&serde_json::to_value(&own).unwrap_or_default()),
+            )?;
+        }
+        scaffold.near_misses += 1;
+    }
+    scaffold.contract = contract_dir;
+    scaffold.corpus = corpus_dir;
+    Ok(scaffold)
+}
+
+fn pretty(value: &Value) -> Vec<u8> {
+    let mut text = serde_json::to_vec_pretty(value).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The schema inferred from `values` (all seen at `at`), noting what was guessed.
+fn infer(values: &[Value], at: &str, scaffold: &mut Scaffold) -> Value {
+    let kinds: BTreeSet<&str> = values.iter().map(kind).collect();
+    if kinds.len() > 1 {
+        let branches: Vec<Value> = kinds
+            .iter()
+            .map(|k| {
+                let same: Vec<Value> = values.iter().filter(|v| kind(v) == *k).cloned().collect();
+                infer(&same, at, scaffold)
+            })
+            .collect();
+        scaffold.review.push(format!(
+            "{at} holds values of several types: {kinds:?} (anyOf)"
+        ));
+        return json!({ "anyOf": branches });
+    }
+    match kinds.first().copied().unwrap_or("null") {
+        "object" => {
+            let mut names: Vec<String> = Vec::new();
+            for v in values {
+                for name in v.as_object().into_iter().flat_map(|m| m.keys()) {
+                    if !names.contains(name) {
+                        names.push(name.clone());
+                    }
+                }
+            }
+            let mut properties = Map::new();
+            let mut required = Vec::new();
+            for name in &names {
+                let present: Vec<Value> =
+                    values.iter().filter_map(|v| v.get(name)).cloned().collect();
+                if present.len() == values.len() {
+                    required.push(json!(name));
+                }
+                let path = format!("{at}/{}", escape_token(name));
+                properties.insert(name.clone(), infer(&present, &path, scaffold));
+            }
+            let mut schema = json!({"type": "object", "additionalProperties": false,
+                                    "properties": properties});
+            if !required.is_empty() {
+                schema["required"] = Value::Array(required);
+            }
+            schema
+        }
+        "array" => {
+            let items: Vec<Value> = values
+                .iter()
+                .flat_map(|v| v.as_array().cloned().unwrap_or_default())
+                .collect();
+            let longest = values
+                .iter()
+                .filter_map(Value::as_array)
+                .map(Vec::len)
+                .max()
+                .unwrap_or(0);
+            let max_items = (longest * 2).max(4);
+            scaffold.inferred.push(format!(
+                "{at}: array, maxItems {max_items} (2 × the longest sample)"
+            ));
+            let mut schema = json!({"type": "array", "maxItems": max_items});
+            if !items.is_empty() {
+                schema["items"] = infer(&items, &format!("{at}/0"), scaffold);
+            }
+            schema
+        }
+        "string" => infer_string(values, at, scaffold),
+        "integer" => {
+            let mut schema = json!({"type": "integer"});
+            if values
+                .iter()
+                .all(|v| v.as_i64().is_some_and(|n| n >= 0) || v.is_u64())
+            {
+                schema["minimum"] = json!(0);
+            }
+            schema
+        }
+        "number" => json!({"type": "number"}),
+        "boolean" => json!({"type": "boolean"}),
+        _ => json!({"type": "null"}),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "boolean",
+        Value::Null => "null",
+    }
+}
+
+fn infer_string(values: &[Value], at: &str, scaffold: &mut Scaffold) -> Value {
+    let texts: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+    let longest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let max_length = (longest * 2).max(16).next_multiple_of(8);
+    let all = |f: &dyn Fn(&str) -> bool| !texts.is_empty() && texts.iter().all(|t| f(t));
+    let format = if all(&|t| t.contains('T') && t.parse::<airlock_guard::jiff::Timestamp>().is_ok())
+    {
+        Some("date-time")
+    } else if all(&is_uuid) {
+        Some("uuid")
+    } else if all(&|t| {
+        t.split_once('@')
+            .is_some_and(|(a, d)| !a.is_empty() && d.contains('.') && !t.contains(' '))
+    }) {
+        Some("email")
+    } else if all(&|t| {
+        t.split_once("://").is_some_and(|(s, r)| {
+            !s.is_empty()
+                && s.chars().all(|c| c.is_ascii_alphabetic())
+                && !r.is_empty()
+                && !t.contains(' ')
+        })
+    }) {
+        Some("uri")
+    } else {
+        None
+    };
+    if let Some(format) = format {
+        scaffold.inferred.push(format!(
+            "{at}: string, format {format} (every sample), maxLength {max_length}"
+        ));
+        return json!({"type": "string", "format": format, "maxLength": max_length});
+    }
+    let distinct: BTreeSet<&str> = texts.iter().copied().collect();
+    let identifier = |t: &str| {
+        !t.is_empty()
+            && t.len() <= 32
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    // One repeated value is more likely an id than a set: never an enum of one.
+    if (2..=ENUM_MAX).contains(&distinct.len())
+        && texts.len() > distinct.len()
+        && distinct.iter().all(|t| identifier(t))
+    {
+        scaffold.review.push(format!(
+            "{at}: enum {distinct:?} guessed from repeated values: add the values the tool can also return"
+        ));
+        return json!({"enum": distinct.into_iter().collect::<Vec<_>>()});
+    }
+    let min_length = usize::from(texts.iter().all(|t| !t.is_empty()));
+    scaffold.inferred.push(format!(
+        "{at}: string, maxLength {max_length} (2 × the longest sample, at least 16)"
+    ));
+    json!({"type": "string", "minLength": min_length, "maxLength": max_length})
+}
+
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The JSON pointers of the leaf members of `value` (arrays are leaves) under `at`.
+fn leaves_of(value: &Value, at: &str) -> Vec<String> {
+    match value {
+        Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .flat_map(|(k, v)| leaves_of(v, &format!("{at}/{}", escape_token(k))))
+            .collect(),
+        _ => vec![at.to_owned()],
+    }
+}
+
+/// The inferred subschema at the data pointer `field`.
+fn schema_of<'s>(data_schema: &'s Value, field: &str) -> Option<&'s Value> {
+    let mut at = data_schema;
+    for token in field.trim_start_matches("/data").split('/').skip(1) {
+        at = at
+            .get("properties")?
+            .get(token.replace("~1", "/").replace("~0", "~"))?;
+    }
+    Some(at)
+}
+
+/// Binding checks: a string field equal, in every sample, to a string parameter
+/// (`equals_param`) or held by an array parameter (`in_param`). (kind, field, param).
+fn bindings(
+    data: &[Value],
+    request: &Request,
+    fields: &[String],
+    scaffold: &mut Scaffold,
+) -> Vec<(&'static str, String, String)> {
+    let mut out = Vec::new();
+    for field in fields {
+        let pointer = field.trim_start_matches("/data");
+        let values: Vec<&Value> = data.iter().filter_map(|d| d.pointer(pointer)).collect();
+        if values.len() != data.len() || !values.iter().all(|v| v.is_string()) {
+            continue;
+        }
+        for (param, given) in &request.params {
+            let kind = if values.iter().all(|v| *v == given) {
+                "equals_param"
+            } else if given
+                .as_array()
+                .is_some_and(|items| values.iter().all(|v| items.contains(v)))
+            {
+                "in_param"
+            } else {
+                continue;
+            };
+            scaffold.inferred.push(format!(
+                "{field}: {kind} {param} (every sample matches the request)"
+            ));
+            out.push((kind, field.clone(), param.clone()));
+            break;
+        }
+    }
+    out
+}
+
+/// The closed envelope with `data` as the success payload.
+fn envelope(tool: &str, data: Value) -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": format!("{tool} response, version 1 (scaffolded by airlock init: review it)"),
+        "oneOf": [{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/failure"}],
+        "$defs": {
+            "tool": {"const": tool},
+            "request_id": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$"},
+            "success": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["tool", "request_id", "outcome", "data"],
+                "properties": {
+                    "tool": {"$ref": "#/$defs/tool"},
+                    "request_id": {"$ref": "#/$defs/request_id"},
+                    "outcome": {"const": "success"},
+                    "data": {"$ref": "#/$defs/data"}
+                }
+            },
+            "failure": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["tool", "request_id", "outcome", "error"],
+                "properties": {
+                    "tool": {"$ref": "#/$defs/tool"},
+                    "request_id": {"$ref": "#/$defs/request_id"},
+                    "outcome": {"const": "failure"},
+                    "error": {"$ref": "#/$defs/error"}
+                }
+            },
+            "error": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["code", "retryable"],
+                "properties": {
+                    "code": {"enum": ["NOT_FOUND", "UPSTREAM_UNAVAILABLE", "INVALID_RESPONSE"]},
+                    "retryable": {"type": "boolean"}
+                }
+            },
+            "data": data
+        }
+    })
+}
+
+fn manifest(
+    tool: &str,
+    max_bytes: u64,
+    max_depth: usize,
+    fields: &[String],
+    checks: &[(&'static str, String, String)],
+) -> String {
+    let mut out = format!(
+        "# Scaffolded by `airlock init` from sample responses: review every line.\n\
+         tool = {tool:?}\nversion = 1\n\n[limits]\nmax_bytes = {max_bytes}\nmax_depth = {max_depth}\n\n\
+         [agent]\nfields = [{}]\n",
+        fields.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ")
+    );
+    for (kind, field, param) in checks {
+        let _ = write!(
+            out,
+            "\n[[checks]]\nkind = {kind:?}\nfield = {field:?}\nparam = {param:?}\n"
+        );
+    }
+    out.push_str(
+        "\n[retry]\nmax_attempts = 3\ndeadline = \"10s\"\nretryable = [\"UPSTREAM_UNAVAILABLE\"]\n",
+    );
+    out
+}
