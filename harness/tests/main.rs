@@ -5,6 +5,8 @@ mod adversary;
 mod bounds;
 mod certify;
 mod check;
+mod check_exec;
+mod check_reports;
 mod cli;
 mod docs;
 mod fixtures;

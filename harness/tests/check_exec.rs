@@ -1,0 +1,205 @@
+//! `airlock check` over the exec protocol against script adapters that crash, hang, stay
+//! silent, print garbage, flood, leak, or hide text in duplicate members: each caught with
+//! the exact finding kinds and exit codes, without hanging the harness.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+use crate::util::{airlock, root};
+
+#[test]
+fn an_exec_adapter_that_hides_the_upstream_text_in_a_first_duplicate_member_is_caught() {
+    let (code, report) = script("duplicate_leak.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    let kinds = finding_kinds(&report);
+    assert!(kinds.contains("shape"), "{kinds:?}");
+    assert!(kinds.contains("leak"), "{kinds:?}");
+}
+
+#[test]
+fn an_exec_answer_line_with_a_duplicate_or_extra_member_is_a_protocol_violation() {
+    let (code, report) = script("duplicate_case.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["protocol".to_owned()]),
+        "{report}"
+    );
+    let message = report["contracts"][0]["findings"][0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("duplicate field"), "{message}");
+}
+
+#[test]
+fn airlock_check_over_the_shipped_contracts_is_clean_in_process_and_over_the_protocol() {
+    let out = airlock(&["check", "--cases", "100"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("clean:"), "{stdout}");
+    let sidecar = format!("{} guard", env!("CARGO_BIN_EXE_airlock"));
+    let out = airlock(&["check", "--cases", "100", "--adapter-cmd", &sidecar], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Run `airlock check` on review_status with a script adapter; the JSON report.
+fn script(name: &str, timeout_ms: &str) -> (Option<i32>, Value) {
+    let (code, report, _reproducers) = script_keeping_reproducers(name, timeout_ms);
+    (code, report)
+}
+
+/// As [`script`], keeping the folder the reproducers were written to.
+fn script_keeping_reproducers(
+    name: &str,
+    timeout_ms: &str,
+) -> (Option<i32>, Value, tempfile::TempDir) {
+    let path = root().join("harness/tests/adapters").join(name);
+    let command = if name.ends_with(".py") {
+        // Python adapters may delegate to the guard sidecar, given as their arguments.
+        format!(
+            "python3 {} {} guard",
+            path.display(),
+            env!("CARGO_BIN_EXE_airlock")
+        )
+    } else {
+        format!("sh {}", path.display())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let reproducers = dir.path().to_str().unwrap();
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "20",
+            "--timeout-ms",
+            timeout_ms,
+            "--format",
+            "json",
+            "--reproducers",
+            reproducers,
+            "--adapter-cmd",
+            &command,
+        ],
+        b"",
+    );
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+        dir,
+    )
+}
+
+fn finding_kinds(report: &Value) -> BTreeSet<String> {
+    report["contracts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_crashing_adapter_is_reported_as_crash_and_given_up_on() {
+    let (code, report) = script("crash.sh", "2000");
+    assert_eq!(code, Some(1));
+    assert_eq!(finding_kinds(&report), BTreeSet::from(["crash".to_owned()]));
+    assert!(report["contracts"][0]["not_run"].as_u64().unwrap() > 0);
+    let first = &report["contracts"][0]["findings"][0]["message"];
+    assert!(
+        first.as_str().unwrap().contains("giving up"),
+        "stderr tail is reported: {first}"
+    );
+}
+
+#[test]
+fn a_hanging_adapter_is_reported_as_timeout_without_hanging_the_harness() {
+    let start = std::time::Instant::now();
+    let (code, report) = script("hang.sh", "300");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["timeout".to_owned()])
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn a_silent_adapter_is_reported_as_timeout() {
+    let (code, report) = script("silent.sh", "300");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["timeout".to_owned()])
+    );
+}
+
+#[test]
+fn an_adapter_printing_garbage_is_reported_as_protocol() {
+    let (code, report) = script("garbage.sh", "2000");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        finding_kinds(&report),
+        BTreeSet::from(["protocol".to_owned()])
+    );
+}
+
+#[test]
+fn an_adapter_flooding_its_output_is_reported_as_flood() {
+    let (code, report) = script("huge.sh", "5000");
+    assert_eq!(code, Some(1));
+    assert!(
+        finding_kinds(&report).contains("flood"),
+        "{:?}",
+        finding_kinds(&report)
+    );
+}
+
+#[test]
+fn an_adapter_leaking_error_text_and_unknown_members_is_caught() {
+    let (code, report, _reproducers) = script_keeping_reproducers("leak.py", "5000");
+    assert_eq!(code, Some(1));
+    let kinds = finding_kinds(&report);
+    for kind in ["leak", "shape", "verdict"] {
+        assert!(kinds.contains(kind), "{kind} missing from {kinds:?}");
+    }
+    let reproducer = report["contracts"][0]["findings"][0]["reproducer"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let command = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let out = airlock(
+        &[
+            "check",
+            "--replay",
+            &reproducer,
+            "--adapter-cmd",
+            &command,
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "replay reproduces the finding");
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        replayed["contracts"][0]["findings"][0]["case"],
+        report["contracts"][0]["findings"][0]["case"]
+    );
+    let out = airlock(&["check", "--replay", &reproducer], b"");
+    assert_eq!(out.status.code(), Some(0), "the guard passes the same case");
+}

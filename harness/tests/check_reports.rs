@@ -1,0 +1,284 @@
+//! What a CI run of `airlock check` produces: every report format, every report from one
+//! run (SARIF valid against its schema, JUnit readable), the closing summary, baselines
+//! across seeds, and shards that together run exactly one run's cases.
+
+use airlock_harness::adapter::GuardAdapter;
+use airlock_harness::check::Check;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+use crate::check::{broken, guard, Flaw};
+use crate::util::{airlock, contract_dir, root, TOOLS};
+
+#[test]
+fn every_report_format_renders_the_findings() {
+    let report = broken(Flaw::SkipsRequestIdCheck);
+    let json: Value = serde_json::from_str(&report.json()).unwrap();
+    assert_eq!(
+        json["totals"]["findings"].as_u64().unwrap() as usize,
+        report.findings().count()
+    );
+    assert!(json["totals"]["by_kind"]["verdict"].as_u64().unwrap() > 0);
+    let junit = report.junit();
+    assert!(
+        junit.contains("<testsuite name=\"review_status\"")
+            && junit.contains("request_id_mismatch")
+            && junit.contains("<failure"),
+        "{junit}"
+    );
+    let sarif: Value = serde_json::from_str(&report.sarif()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings().count());
+    let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(uri.ends_with(".json"), "{uri}");
+    let markdown = report.markdown();
+    assert!(markdown.contains("| review\\_status |") && markdown.contains("❌"));
+    assert!(report.human(false).contains("findings:"));
+}
+
+#[test]
+fn one_run_writes_every_report_sarif_valid_and_junit_readable_with_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (sarif_path, junit, json) = (path("a.sarif"), path("junit.xml"), path("r.json"));
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "10",
+            "--adapter-cmd",
+            &adapter,
+            "--reproducers",
+            &path("repro"),
+            "--report",
+            &format!("sarif={sarif_path}"),
+            "--report",
+            &format!("junit={junit}"),
+            "--report",
+            &format!("json={json}"),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let findings = report["contracts"][0]["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+
+    // SARIF 2.1.0, by its schema: rules, regions, fingerprints.
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let sarif: Value = serde_json::from_slice(&std::fs::read(&sarif_path).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules
+        .iter()
+        .any(|r| r["id"] == "leak" && r["help"]["text"].is_string()));
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), findings.len());
+    assert!(results
+        .iter()
+        .all(|r| r["partialFingerprints"]["airlockFinding/v1"].is_string()));
+    assert!(results
+        .iter()
+        .any(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].is_u64()));
+
+    // JUnit, by a reader: classname = the contract, name = the case id.
+    let suites =
+        junit_parser::from_reader(std::io::Cursor::new(std::fs::read(&junit).unwrap())).unwrap();
+    let cases: Vec<_> = suites.suites.iter().flat_map(|s| &s.cases).collect();
+    assert!(cases
+        .iter()
+        .all(|c| c.classname.as_deref() == Some("review_status")));
+    let failing: BTreeSet<&str> = cases
+        .iter()
+        .filter(|c| c.status.is_failure())
+        // The reader names a case `classname::name`.
+        .map(|c| c.name.strip_prefix("review_status::").unwrap_or(&c.name))
+        .collect();
+    let with_findings: BTreeSet<&str> = findings
+        .iter()
+        .map(|f| f["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(failing.len(), with_findings.len());
+    assert!(
+        failing == with_findings,
+        "JUnit failures are the cases with findings"
+    );
+
+    // The closing summary: counts, the worst findings with their reproduce line, reports.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("worst: leak"), "{stderr}");
+    assert!(
+        stderr.contains("reproduce: airlock check --replay"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("report: {sarif_path}")),
+        "{stderr}"
+    );
+    let quiet = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "5",
+            "--quiet",
+        ],
+        b"",
+    );
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let bad = airlock(&["check", "--report", "pdf=x.pdf"], b"");
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn the_shards_of_a_run_hold_exactly_its_cases_each_once() {
+    use airlock_harness::adversary::generate;
+    use airlock_harness::check::{Shard, Subject};
+    let subjects: Vec<Subject> = TOOLS
+        .iter()
+        .map(|t| Subject::load(&contract_dir(t)).unwrap())
+        .collect();
+    let mut all = BTreeSet::new();
+    for s in &subjects {
+        for case in generate(s.guard.contract(), &s.corpus, 4, 50) {
+            all.insert((s.guard.contract().tool().to_owned(), case.id));
+        }
+    }
+    let count = 3;
+    let mut union = BTreeSet::new();
+    let mut ran = 0;
+    for index in 1..=count {
+        let shard = Shard { index, count };
+        let mine: Vec<_> = all.iter().filter(|(t, id)| shard.holds(t, id)).collect();
+        assert!(!mine.is_empty(), "part {index} is empty");
+        for key in mine {
+            assert!(union.insert(key.clone()), "{key:?} is in two parts");
+        }
+        // The run applies the partition: its cases are this part's.
+        let mut check = Check::contract(contract_dir(TOOLS[0]))
+            .seed(4)
+            .random_cases(50);
+        for tool in &TOOLS[1..] {
+            check = check.and_contract(contract_dir(tool));
+        }
+        let report = check
+            .shard(shard)
+            .run(&mut GuardAdapter::new(TOOLS.map(guard)))
+            .unwrap();
+        report.assert_clean();
+        ran += report.cases();
+    }
+    assert_eq!(union, all);
+    assert_eq!(ran, all.len());
+    for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
+        assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        let out = airlock(&["check", "--shard", bad], b"");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
+
+#[test]
+fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.toml");
+    let baseline = baseline.to_str().unwrap();
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let run = |seed: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "0",
+            "--seed",
+            seed,
+            "--quiet",
+            "--adapter-cmd",
+            &adapter,
+        ];
+        args.extend_from_slice(extra);
+        airlock(&args, b"")
+    };
+    // Written from one seed, it accepts the findings of another.
+    let out = run("1", &["--write-baseline", baseline]);
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(baseline).unwrap();
+    assert!(written.contains("TODO: say why"), "{written}");
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("findings baselined"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(baselined)"));
+    // Another seed: other canaries, other generated instances; every finding on a
+    // fixture's variants is still matched (canary names in locations are `<canary>`).
+    let out = run("2", &["--baseline", baseline, "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = report["contracts"][0]["findings"].as_array().unwrap();
+    let on_fixtures: Vec<&Value> = findings
+        .iter()
+        .filter(|f| !f["case"].as_str().unwrap().contains("generated_"))
+        .collect();
+    assert!(on_fixtures.len() > 100, "{}", on_fixtures.len());
+    for f in on_fixtures {
+        assert!(
+            f["baselined"].is_string(),
+            "not baselined across seeds: {f}"
+        );
+    }
+
+    // An entry that matches nothing is stale (reported, not failing).
+    let stale = format!(
+        "{written}\n[[finding]]\ncontract = \"deploy_status\"\nclass = \"extra_property\"\nlocation = \"/nowhere\"\nkind = \"leak\"\nreason = \"gone\"\nexpires = 2999-01-01\n"
+    );
+    std::fs::write(baseline, &stale).unwrap();
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("stale baseline entry"), "{stderr}");
+
+    // Expired: the run fails, naming the entry.
+    let expired = written.replace(
+        &written[written.find("expires = \"").unwrap() + 11..][..10],
+        "2020-01-01",
+    );
+    std::fs::write(baseline, &expired).unwrap();
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("expired on 2020-01-01"), "{stderr}");
+
+    // A reason is mandatory.
+    std::fs::write(
+        baseline,
+        written.replace("TODO: say why this finding is accepted", " "),
+    )
+    .unwrap();
+    let out = run("2", &["--baseline", baseline]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no reason"));
+}
