@@ -340,6 +340,14 @@ pub fn in_place_ref_cycle_across(
     dialect: Dialect,
     fetch: &mut dyn FnMut(&str) -> Option<Value>,
 ) -> Option<Vec<String>> {
+    // Most schemas name no other file: nothing to merge, and nothing cloned.
+    let mut names_a_file = false;
+    references(main, &mut |reference| {
+        names_a_file |= file_of(reference).is_some()
+    });
+    if !names_a_file {
+        return None;
+    }
     let mut documents: Vec<(String, Value)> = vec![(main_name.to_owned(), main.clone())];
     let mut next = 0;
     while next < documents.len() && documents.len() < MAX_DOCUMENTS {

@@ -193,6 +193,23 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         .map_err(|e| format!("the scaffold does not load (a bug in init): {e}"))?;
     let corpus = Corpus::load(&corpus_dir).map_err(|e| e.to_string())?;
     let guard = Guard::new(contract.clone());
+    // Every sample must be admitted by the scaffold (a failure sample with an unknown
+    // code, say, is not): else nothing is left behind.
+    for fixture in &corpus.fixtures {
+        let admission = guard.admit(&fixture.request, &fixture.bytes);
+        if !admission.is_admitted() {
+            let why = admission
+                .diagnostic()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let _ = std::fs::remove_dir_all(&contract_dir);
+            let _ = std::fs::remove_dir_all(&corpus_dir);
+            return Err(format!(
+                "a sample does not fit the envelope, so no contract was written: {} ({why})",
+                fixture.name
+            ));
+        }
+    }
     let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
     for case in generate(&contract, &corpus, 0, 0) {
         if scaffold.near_misses >= NEAR_MISS_MAX || case.class == "fixture" {

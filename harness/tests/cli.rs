@@ -636,4 +636,28 @@ fn init_scaffolds_a_contract_from_samples_that_lints_without_error_and_checks_cl
     );
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("bad.json"));
+    // A sample the envelope cannot admit (an unknown failure code): nothing is left.
+    let odd = dir.path().join("odd.json");
+    std::fs::write(
+        &odd,
+        br#"{"tool":"x","request_id":"req.Sample0001","outcome":"failure","error":{"code":"TEAPOT","retryable":false}}"#,
+    )
+    .unwrap();
+    let good = accepted.join("success_approved_compact.json");
+    let run = airlock(
+        &[
+            "init",
+            "x",
+            "--sample",
+            good.to_str().unwrap(),
+            "--sample",
+            odd.to_str().unwrap(),
+            "--out",
+            other.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no contract was written"));
+    assert!(!other.join("schemas/x").exists() && !other.join("corpora/x").exists());
 }

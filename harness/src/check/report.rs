@@ -335,15 +335,22 @@ impl Report {
                 crate::check::MAX_REPRODUCERS_PER_CLASS
             );
         }
+        let width = self
+            .contracts
+            .iter()
+            .map(|c| c.tool.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(20);
         let _ = writeln!(
             out,
-            "{:<20} {:>8} {:>9} {:>9}",
+            "{:<width$} {:>8} {:>9} {:>9}",
             "contract", "cases", "findings", "errors"
         );
         for c in &self.contracts {
             let _ = writeln!(
                 out,
-                "{:<20} {:>8} {:>9} {:>9}",
+                "{:<width$} {:>8} {:>9} {:>9}",
                 printable(&c.tool),
                 c.cases,
                 c.findings.len(),
