@@ -18,6 +18,9 @@ pub enum Stage {
     Limits,
     /// Strict parse.
     Parse,
+    /// The decode step of an input kind other than the envelope (the JSON-RPC and
+    /// `CallToolResult` shapes of an MCP message, text agreement, content kinds).
+    Decode,
     /// JSON Schema.
     Schema,
     /// Request binding: request id and parameter checks.
@@ -36,6 +39,7 @@ impl Stage {
             Stage::Transport => "transport",
             Stage::Limits => "limits",
             Stage::Parse => "parse",
+            Stage::Decode => "decode",
             Stage::Schema => "schema",
             Stage::Binding => "binding",
             Stage::Checks => "checks",
@@ -186,6 +190,19 @@ impl Diagnostic {
     pub(crate) fn with_instance_path(mut self, path: impl Into<String>) -> Self {
         // A member name can be as long as the body; the path is cut like a message.
         self.inner.instance_path = Some(capped(path.into()));
+        self
+    }
+
+    /// The same diagnostic about a value found at `prefix` of the message: its instance
+    /// paths (and its causes') are made absolute.
+    pub(crate) fn under(mut self, prefix: &str) -> Self {
+        if let Some(path) = &self.inner.instance_path {
+            self.inner.instance_path = Some(capped(format!("{prefix}{path}")));
+        }
+        self.inner.causes = std::mem::take(&mut self.inner.causes)
+            .into_iter()
+            .map(|cause| cause.under(prefix))
+            .collect();
         self
     }
 

@@ -42,6 +42,15 @@ pub(crate) fn bind(
             .with_instance_path(""))
         }
     }
+    bind_params(request, response, checks)
+}
+
+/// The parameter checks alone (an MCP message's id is bound by its decoder).
+pub(crate) fn bind_params(
+    request: &Request,
+    response: &Node<'_>,
+    checks: &[CheckSpec],
+) -> Result<(), Diagnostic> {
     checks
         .iter()
         .filter(|c| c.stage() == Stage::Binding)

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
 use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use crate::mcp::{ContentKind, InputKind, McpInput, TextRule};
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
@@ -117,6 +118,67 @@ struct Manifest {
     retry: RetryManifest,
     #[serde(default)]
     lint: LintManifest,
+    #[serde(default)]
+    input: InputManifest,
+}
+
+/// `[input]`: what the raw response is.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct InputManifest {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    text: Option<TextRule>,
+    #[serde(default)]
+    allow_content: Option<Vec<ContentKind>>,
+    #[serde(default)]
+    tool_error: Option<String>,
+}
+
+fn input_kind(input: InputManifest) -> Result<InputKind, ContractError> {
+    match input.kind.as_deref().unwrap_or("envelope") {
+        "envelope" => {
+            let stray = [
+                ("input.text", input.text.is_some()),
+                ("input.allow_content", input.allow_content.is_some()),
+                ("input.tool_error", input.tool_error.is_some()),
+            ];
+            match stray.into_iter().find(|(_, set)| *set) {
+                Some((key, _)) => Err(invalid(
+                    key,
+                    "applies to MCP tool contracts only (`kind = \"mcp\"`)",
+                )),
+                None => Ok(InputKind::Envelope),
+            }
+        }
+        "mcp" => {
+            let defaults = McpInput::default();
+            let tool_error = match input.tool_error {
+                None => defaults.tool_error,
+                Some(code) => ErrorCode::from_wire(&code)
+                    .filter(|c| *c != ErrorCode::InvalidResponse)
+                    .ok_or_else(|| {
+                        invalid(
+                            "input.tool_error",
+                            format!(
+                                "{code:?} is not NOT_FOUND or UPSTREAM_UNAVAILABLE (the codes \
+                                 an upstream failure may become)"
+                            ),
+                        )
+                    })?,
+            };
+            Ok(InputKind::Mcp(McpInput {
+                text: input.text.unwrap_or(defaults.text),
+                allow_content: input.allow_content.unwrap_or_default(),
+                tool_error,
+            }))
+        }
+        other => Err(invalid(
+            "input.kind",
+            format!("{other:?} is not an input kind: use \"envelope\" (the default) or \"mcp\""),
+        )),
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -190,6 +252,7 @@ struct Inner {
     schema: CompiledSchema,
     dir: Option<PathBuf>,
     lint_allowances: Vec<LintAllowance>,
+    input: InputKind,
 }
 
 impl Contract {
@@ -222,6 +285,7 @@ impl Contract {
             agent_fields: Vec::new(),
             checks: Vec::new(),
             retry: RetryPolicy::default(),
+            input: InputKind::Envelope,
         }
     }
 
@@ -260,6 +324,7 @@ impl Contract {
             .map(|(i, c)| check_spec(i, c))
             .collect::<Result<Vec<_>, _>>()?;
         let retry = retry_policy(&manifest.retry)?;
+        let input = input_kind(manifest.input)?;
         // Fields are checked against the current version's schema; an older version may
         // lack members added since (they are simply absent when replaying it).
         let check_fields = version == manifest.version;
@@ -276,6 +341,7 @@ impl Contract {
                 schema,
                 dir: Some(dir.to_path_buf()),
                 lint_allowances: manifest.lint.allow,
+                input,
             },
         )
     }
@@ -330,6 +396,11 @@ impl Contract {
     pub fn dir(&self) -> Option<&Path> {
         self.inner.dir.as_deref()
     }
+
+    /// What the raw response is: an envelope, or an MCP `tools/call` response.
+    pub fn input(&self) -> &InputKind {
+        &self.inner.input
+    }
 }
 
 /// Builds a [`Contract`] in code.
@@ -355,9 +426,17 @@ pub struct ContractBuilder {
     agent_fields: Vec<String>,
     checks: Vec<CheckSpec>,
     retry: RetryPolicy,
+    input: InputKind,
 }
 
 impl ContractBuilder {
+    /// What the raw response is (default [`InputKind::Envelope`]).
+    #[must_use]
+    pub fn input(mut self, input: InputKind) -> Self {
+        self.input = input;
+        self
+    }
+
     /// The schema version (default 1).
     #[must_use]
     pub fn version(mut self, version: u32) -> Self {
@@ -421,6 +500,7 @@ impl ContractBuilder {
                 schema,
                 dir: None,
                 lint_allowances: Vec::new(),
+                input: self.input,
             },
         )
     }
@@ -489,12 +569,18 @@ fn schema_error(path: &Path, error: SchemaError, resources: &Resources) -> Contr
 /// The last checks shared by both ways of making a contract.
 fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     let root = inner.schema.document();
+    if inner.input.mcp().is_some() {
+        mcp_fields(check_fields, root, &inner.agent_fields)?;
+    }
     for (i, field) in inner.agent_fields.iter().enumerate() {
         if check_fields && !can_contain(root, field.tokens()) {
             return Err(invalid(
                 format!("agent.fields[{i}]"),
                 format!("{field} names a member the schema cannot contain"),
             ));
+        }
+        if inner.input.mcp().is_some() {
+            continue; // one member each, distinct: checked above
         }
         if field.tokens() == ["data"] {
             return Err(invalid(
@@ -532,6 +618,49 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     Ok(Contract {
         inner: Arc::new(inner),
     })
+}
+
+/// The agent fields of an MCP tool contract are members of `structuredContent` (`/name`),
+/// each once, and include every member the output schema requires at its root: the fresh
+/// `structuredContent` the agent gets still honours the schema the server published, so a
+/// client that validates it (the official SDKs do) accepts it.
+fn mcp_fields(check_fields: bool, root: &Value, fields: &[Pointer]) -> Result<(), ContractError> {
+    for (i, field) in fields.iter().enumerate() {
+        if field.tokens().len() != 1 {
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!(
+                    "{field:?} is not a member of structuredContent: an MCP tool contract's \
+                     agent fields are its top-level members, such as /state"
+                ),
+            ));
+        }
+        if fields[..i].contains(field) {
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!("{field} is named twice"),
+            ));
+        }
+    }
+    let required = root
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    for name in required {
+        if check_fields && !fields.iter().any(|f| f.tokens()[0] == name) {
+            return Err(invalid(
+                "agent.fields",
+                format!(
+                    "the output schema requires {name:?} but it is not an agent field: the \
+                     agent's structuredContent would not honour the schema the server \
+                     publishes (add \"/{name}\")"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn pointers(location: &str, fields: &[String]) -> Result<Vec<Pointer>, ContractError> {

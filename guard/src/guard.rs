@@ -6,11 +6,12 @@ use std::io::Read;
 use std::sync::Arc;
 
 use crate::audit::{AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Verdict};
-use crate::binding::bind;
+use crate::binding::{bind, bind_params};
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
 use crate::doc::Node;
 use crate::limits::{read_limited, ReadError};
+use crate::mcp::{decode, Decoded, STRUCTURED_CONTENT};
 use crate::parse::{parse_doc, ParseError};
 use crate::projection::{AgentValue, ErrorCode, Projection};
 use crate::request::Request;
@@ -145,7 +146,10 @@ impl Guard {
         Self {
             tool: Arc::from(contract.tool()),
             schema_sha256: Arc::from(contract.schema().sha256()),
-            projection: Arc::new(Projection::new(contract.agent_fields())),
+            projection: Arc::new(Projection::new(
+                contract.agent_fields(),
+                contract.input().mcp().is_none(),
+            )),
             contract,
             adapter: None,
             endpoint: None,
@@ -258,11 +262,14 @@ impl Guard {
     /// Stages 2 to 6 on a body already within the byte limit.
     fn judge(&self, request: &Request, body: &[u8], audit: AuditRecord) -> Admission {
         match self.evaluate(request, &audit.request_id, body) {
-            Ok((agent, verdict)) => Admission {
+            Ok((agent, verdict, diagnostic)) => Admission {
                 agent,
                 audit: AuditRecord {
-                    stage: Stage::Projection,
+                    stage: diagnostic
+                        .as_ref()
+                        .map_or(Stage::Projection, Diagnostic::stage),
                     verdict,
+                    diagnostic,
                     ..audit
                 },
             },
@@ -275,7 +282,7 @@ impl Guard {
         request: &Request,
         request_id: &Arc<str>,
         body: &[u8],
-    ) -> Result<(AgentValue, Verdict), Diagnostic> {
+    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
         let contract = &self.contract;
         if let Some(tool) = request.tool.as_deref().filter(|t| *t != contract.tool()) {
             return Err(Diagnostic::new(
@@ -288,16 +295,54 @@ impl Guard {
                 "the request is for another tool",
             ));
         }
-        let doc =
-            parse_doc(body, contract.limits().max_depth).map_err(ParseError::into_diagnostic)?;
-        contract.schema().judge_doc(&doc, body.len())?;
-        bind(request, &doc, contract.checks())?;
-        for check in contract
+        let max_depth = contract.limits().max_depth;
+        let doc = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
+        let Some(mcp) = contract.input().mcp() else {
+            contract.schema().judge_doc(&doc, body.len())?;
+            bind(request, &doc, contract.checks())?;
+            self.semantic_checks(request, &doc)?;
+            return self.project(request_id, doc);
+        };
+        let structured = match decode(mcp, request, doc, max_depth)? {
+            Decoded::Structured(structured) => structured,
+            Decoded::ToolError => {
+                let code = mcp.tool_error;
+                let retryable = contract.retry().is_retryable(code);
+                let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
+                return Ok((agent, Verdict::UpstreamFailure, None));
+            }
+            Decoded::RpcError(diagnostic) => {
+                let code = ErrorCode::UpstreamUnavailable;
+                let retryable = contract.retry().is_retryable(code);
+                let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
+                return Ok((agent, Verdict::TransportFailure, Some(diagnostic)));
+            }
+        };
+        // The envelope pipeline's own stages, on structuredContent.
+        let under = |d: Diagnostic| d.under(STRUCTURED_CONTENT);
+        contract
+            .schema()
+            .judge_doc(&structured, body.len())
+            .map_err(under)?;
+        bind_params(request, &structured, contract.checks()).map_err(under)?;
+        self.semantic_checks(request, &structured).map_err(under)?;
+        let data = self.projection.project(structured);
+        Ok((
+            AgentValue::success(&self.tool, request_id, data),
+            Verdict::Admitted,
+            None,
+        ))
+    }
+
+    /// Stage 5: the contract's semantic checks, then the custom ones, on `doc`.
+    fn semantic_checks(&self, request: &Request, doc: &Node<'_>) -> Result<(), Diagnostic> {
+        for check in self
+            .contract
             .checks()
             .iter()
             .filter(|c| c.stage() == Stage::Checks)
         {
-            check.run_doc(request, &doc)?;
+            check.run_doc(request, doc)?;
         }
         if !self.custom.is_empty() {
             // Custom checks read `serde_json` values: only guards that have some pay for
@@ -309,7 +354,7 @@ impl Guard {
                     .map_err(|f| f.into_diagnostic(check.name()))?;
             }
         }
-        self.project(request_id, doc)
+        Ok(())
     }
 
     /// Stage 6: the agent value of an admitted envelope.
@@ -317,7 +362,7 @@ impl Guard {
         &self,
         request_id: &Arc<str>,
         doc: Node<'_>,
-    ) -> Result<(AgentValue, Verdict), Diagnostic> {
+    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
         let tool = &self.tool;
         match doc.get("outcome").and_then(Node::as_str) {
             Some("success") => {
@@ -325,6 +370,7 @@ impl Guard {
                 Ok((
                     AgentValue::success(tool, request_id, data),
                     Verdict::Admitted,
+                    None,
                 ))
             }
             Some("failure") => {
@@ -349,6 +395,7 @@ impl Guard {
                 Ok((
                     AgentValue::failure(tool, request_id, code, retryable),
                     Verdict::UpstreamFailure,
+                    None,
                 ))
             }
             _ => Err(Diagnostic::new(

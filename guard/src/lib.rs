@@ -51,6 +51,7 @@ mod cycles;
 mod doc;
 mod guard;
 mod limits;
+mod mcp;
 mod parse;
 mod pointer;
 mod projection;
@@ -69,6 +70,7 @@ pub use contract::{
 pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 pub use guard::{Admission, Guard, GuardBuilder};
 pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+pub use mcp::{ContentKind, InputKind, McpInput, TextRule, STRUCTURED_CONTENT};
 pub use parse::{parse, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode, Fields};

@@ -1,6 +1,7 @@
 //! JSON Pointers (RFC 6901) as the contract names fields: parsed once at load time.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A parsed JSON Pointer such as `/data/run_id`.
@@ -96,6 +97,15 @@ pub(crate) fn member<'v>(map: &'v Map<String, Value>, name: &str) -> Option<&'v 
 }
 
 /// A reference token as an array index: digits without a leading zero (RFC 6901).
+/// `token` escaped for a JSON Pointer (`~` as `~0`, `/` as `~1`).
+pub(crate) fn escape(token: &str) -> Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(token)
+    }
+}
+
 pub(crate) fn array_index(token: &str) -> Option<usize> {
     if token.len() > 1 && token.starts_with('0') {
         return None;

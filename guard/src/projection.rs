@@ -239,6 +239,32 @@ impl AgentValue {
         Value::Object(out)
     }
 
+    /// The value as the `result` of an MCP `tools/call`: a fresh `CallToolResult`.
+    ///
+    /// A success is `{"content":[{"type":"text","text":T}],"structuredContent":D,
+    /// "isError":false}` where `D` is the projected `data` and `T` its compact
+    /// serialisation; a failure is `{"content":[{"type":"text","text":F}],"isError":true}`
+    /// where `F` is this value's own JSON (the closed failure shape). Nothing else.
+    pub fn to_call_tool_result(&self) -> Value {
+        let mut out = Map::new();
+        let (text, structured) = match &self.body {
+            Body::Success(data) => {
+                let structured = Value::Object(data.to_map());
+                (structured.to_string(), Some(structured))
+            }
+            Body::Failure { .. } => (self.to_json_string(), None),
+        };
+        let mut block = Map::new();
+        block.insert("type".into(), "text".into());
+        block.insert("text".into(), Value::String(text));
+        out.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+        if let Some(structured) = structured {
+            out.insert("structuredContent".into(), structured);
+        }
+        out.insert("isError".into(), Value::Bool(!self.is_success()));
+        Value::Object(out)
+    }
+
     /// The value as one line of compact JSON.
     pub fn to_json_string(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|_| {
@@ -282,18 +308,22 @@ impl Serialize for AgentValue {
 #[derive(Debug, Clone)]
 pub(crate) struct Projection {
     fields: Vec<Pointer>,
-    /// When every field is `/data/<name>` (the usual contract): the names, sorted, with
-    /// the position of each in the contract's order.
+    /// Whether the fields live below `/data` (an envelope) or are members of the judged
+    /// value itself (an MCP tool's `structuredContent`).
+    under_data: bool,
+    /// When every field is `/data/<name>` (the usual envelope contract) or `/<name>` (an
+    /// MCP contract): the names, sorted, with the position of each in the contract's order.
     flat: Option<Vec<(String, usize)>>,
 }
 
 impl Projection {
-    pub(crate) fn new(fields: &[Pointer]) -> Self {
+    pub(crate) fn new(fields: &[Pointer], under_data: bool) -> Self {
         let flat = fields
             .iter()
             .enumerate()
             .map(|(slot, field)| match field.tokens() {
-                [data, name] if data == "data" => Some((name.clone(), slot)),
+                [data, name] if under_data && data == "data" => Some((name.clone(), slot)),
+                [name] if !under_data => Some((name.clone(), slot)),
                 _ => None,
             })
             .collect::<Option<Vec<_>>>()
@@ -303,6 +333,7 @@ impl Projection {
             });
         Self {
             fields: fields.to_vec(),
+            under_data,
             flat,
         }
     }
@@ -312,6 +343,12 @@ impl Projection {
     /// Fields absent from an admitted response are left out. Only these fields become
     /// owned values; the rest of the document is dropped with it.
     pub(crate) fn project(&self, response: Node<'_>) -> Fields {
+        if !self.under_data {
+            return match (&self.flat, response) {
+                (Some(names), Node::Object(root)) => project_flat(root, names),
+                (_, response) => project_general(&response, &self.fields),
+            };
+        }
         match (&self.flat, response.get("data")) {
             (Some(names), Some(Node::Object(_))) => {
                 let Node::Object(root) = response else {
@@ -434,7 +471,7 @@ mod tests {
 
     fn projection(fields: &[&str]) -> Projection {
         let fields: Vec<Pointer> = fields.iter().map(|p| Pointer::parse(p).unwrap()).collect();
-        Projection::new(&fields)
+        Projection::new(&fields, true)
     }
 
     fn keys(data: &Fields) -> Vec<&str> {

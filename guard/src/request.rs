@@ -8,20 +8,67 @@ use serde_json::{Map, Value};
 /// The request a raw response answers.
 ///
 /// On disk and on the exec protocol it is `{"request_id", "params", "now"}` with an
-/// optional `"tool"`.
+/// optional `"tool"`. A call to an MCP tool also carries `"jsonrpc_id"`, the JSON-RPC id
+/// of its `tools/call` (a string or an integer), and its `params` are the call's
+/// `arguments`; its `request_id` may then be left out (it is the id's JSON text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "RequestWire")]
 pub struct Request {
     /// The tool the request was sent to; when present it must be the contract's tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// The id the response must echo.
+    /// The id the response must echo (an envelope's `request_id`; for an MCP call, the
+    /// correlation id of the audit record and the agent value).
     pub request_id: String,
+    /// The JSON-RPC id of an MCP `tools/call`: the response's `id` must be this value.
+    /// Without it, an MCP contract expects the `request_id` as a string id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonrpc_id: Option<Value>,
     /// The parameters binding checks compare against.
     #[serde(default)]
     pub params: Map<String, Value>,
     /// The time of the request, RFC 3339; freshness is measured from it.
     pub now: Timestamp,
+}
+
+/// The request as written: `request_id` may be left out when `jsonrpc_id` is given.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestWire {
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    request_id: Option<String>,
+    #[serde(default)]
+    jsonrpc_id: Option<Value>,
+    #[serde(default)]
+    params: Map<String, Value>,
+    now: Timestamp,
+}
+
+impl TryFrom<RequestWire> for Request {
+    type Error = String;
+
+    fn try_from(wire: RequestWire) -> Result<Self, String> {
+        match &wire.jsonrpc_id {
+            None | Some(Value::String(_)) => {}
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {}
+            Some(_) => return Err("jsonrpc_id must be a string or an integer".into()),
+        }
+        let request_id = match (wire.request_id, &wire.jsonrpc_id) {
+            (Some(id), _) => id,
+            (None, Some(Value::String(id))) => id.clone(),
+            (None, Some(id)) => id.to_string(),
+            (None, None) => return Err("missing field `request_id`".into()),
+        };
+        Ok(Self {
+            tool: wire.tool,
+            request_id,
+            jsonrpc_id: wire.jsonrpc_id,
+            params: wire.params,
+            now: wire.now,
+        })
+    }
 }
 
 impl Request {
@@ -30,9 +77,17 @@ impl Request {
         Self {
             tool: None,
             request_id: request_id.into(),
+            jsonrpc_id: None,
             params: Map::new(),
             now,
         }
+    }
+
+    /// Set the JSON-RPC id of the MCP `tools/call` this request is (builder style).
+    #[must_use]
+    pub fn with_jsonrpc_id(mut self, id: impl Into<Value>) -> Self {
+        self.jsonrpc_id = Some(id.into());
+        self
     }
 
     /// Add a parameter (builder style).
@@ -66,6 +121,23 @@ mod tests {
         assert_eq!(r.request_id, "req.J7q94MkP");
         assert_eq!(r.params["change_id"], "CR-1042");
         assert_eq!(r.now.to_string(), "2026-12-02T10:00:00Z");
+    }
+
+    #[test]
+    fn an_mcp_request_carries_its_jsonrpc_id_and_may_leave_out_the_request_id() {
+        let r = Request::from_json(
+            br#"{"jsonrpc_id":7,"params":{"change_id":"CR-1"},"now":"2026-12-02T10:00:00Z"}"#,
+        )
+        .unwrap();
+        assert_eq!((r.request_id.as_str(), r.jsonrpc_id), ("7", Some(7.into())));
+        let r =
+            Request::from_json(br#"{"jsonrpc_id":"a-1","now":"2026-12-02T10:00:00Z"}"#).unwrap();
+        assert_eq!(r.request_id, "a-1");
+        for bad in [r#"1.5"#, "null", "[]", "{}"] {
+            let text = format!(r#"{{"jsonrpc_id":{bad},"now":"2026-12-02T10:00:00Z"}}"#);
+            assert!(Request::from_json(text.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(Request::from_json(br#"{"now":"2026-12-02T10:00:00Z"}"#).is_err());
     }
 
     #[test]
