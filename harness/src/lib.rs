@@ -30,6 +30,7 @@ pub mod exit;
 pub mod fuzz;
 pub mod init;
 pub mod lint;
+pub mod mcp;
 
 pub mod schema;
 pub mod validate;

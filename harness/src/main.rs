@@ -38,6 +38,8 @@ enum Command {
     Certify(cli::certify::CertifyArgs),
     /// Scaffold a contract from sample responses.
     Init(cli::init::InitArgs),
+    /// MCP servers: import their tools as contracts, or guard them as a stdio proxy.
+    Mcp(cli::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => cli::lint::run(args),
         Command::Certify(args) => cli::certify::run(args),
         Command::Init(args) => cli::init::run(args),
+        Command::Mcp(args) => cli::mcp::run(args),
     });
     match outcome {
         Ok(Ok(exit)) => exit.into(),

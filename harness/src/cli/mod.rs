@@ -19,6 +19,9 @@ pub mod fuzz;
 pub mod guard;
 pub mod init;
 pub mod lint;
+pub mod mcp;
+pub mod mcp_import;
+pub mod mcp_proxy;
 pub mod mutate;
 pub mod validate;
 

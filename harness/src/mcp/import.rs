@@ -1,0 +1,1 @@
+//! `airlock mcp import` (being built).

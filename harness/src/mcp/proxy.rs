@@ -1,0 +1,1 @@
+//! `airlock mcp proxy` (being built).
