@@ -3,6 +3,7 @@
 mod conformance;
 mod dialects;
 mod loading;
+mod mcp;
 mod pipeline;
 mod properties;
 mod util;

@@ -477,3 +477,36 @@ fn a_draft_07_cycle_through_definitions_is_a_ref_cycle() {
     );
     assert!(lint_text(&remote).contains(&("remote-ref", "/definitions/a/$ref".to_owned())));
 }
+
+#[test]
+fn an_mcp_output_schema_without_schema_keyword_is_2020_12_and_not_an_envelope() {
+    let tmp = tempfile::tempdir().unwrap();
+    let schema = r#"{"type": "object", "additionalProperties": false,
+        "properties": {"state": {"enum": ["a", "b"]}}, "required": ["state"],
+        "anyOf": [{"required": ["state"]}, {"required": ["state"]}]}"#;
+    let rules = |input: &str| {
+        let dir = tmp.path().join(input.len().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("v1.schema.json"), schema).unwrap();
+        let fields = if input.is_empty() { "" } else { "\"/state\"" };
+        std::fs::write(
+            dir.join("contract.toml"),
+            format!(
+                "tool = \"t\"\nversion = 1\n{input}\n[limits]\nmax_bytes = 4096\n\
+                 max_depth = 8\n[agent]\nfields = [{fields}]\n[retry]\nmax_attempts = 1\n\
+                 deadline = \"1s\"\nretryable = []\n"
+            ),
+        )
+        .unwrap();
+        lint_contract(&dir)
+            .into_iter()
+            .map(|f| f.rule)
+            .collect::<BTreeSet<_>>()
+    };
+    let envelope = rules("");
+    assert!(envelope.contains("schema-dialect"), "{envelope:?}");
+    assert!(envelope.contains("envelope-overlap"), "{envelope:?}");
+    let mcp = rules("[input]\nkind = \"mcp\"");
+    assert!(!mcp.contains("schema-dialect"), "{mcp:?}");
+    assert!(!mcp.contains("envelope-overlap"), "{mcp:?}");
+}
