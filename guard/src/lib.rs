@@ -6,8 +6,13 @@
 //! 1. **limits** — at most `max_bytes` (a [`std::io::Read`] entry point reads one byte
 //!    past the limit and stops);
 //! 2. **parse** — strict RFC 8259: duplicate member names, depth, UTF-8, lone surrogates,
-//!    BOM, trailing bytes, comments, NaN and out-of-range numbers are rejections;
-//! 3. **schema** — JSON Schema Draft 2020-12 with `format` asserted;
+//!    BOM, trailing bytes, comments, NaN and out-of-range numbers are rejections.
+//!    For an MCP tool contract (`[input] kind = "mcp"`, [`InputKind::Mcp`]) a **decode**
+//!    step follows: the JSON-RPC response shape (closed), its `id` bound to the call,
+//!    `isError` and JSON-RPC errors as failures, text blocks agreeing with
+//!    `structuredContent`, which the later stages then judge;
+//! 3. **schema** — JSON Schema (Draft 2020-12, 2019-09 or draft-07) with `format`
+//!    asserted;
 //! 4. **binding** — `request_id` and the contract's parameter checks;
 //! 5. **checks** — `fresh` and custom [`CustomCheck`]s, with time from the request;
 //! 6. **projection** — a new [`AgentValue`] holding only the contract's agent fields;
@@ -16,6 +21,7 @@
 //! The agent gets an [`AgentValue`]: the projected success, the failure code of a valid
 //! failure envelope, `UPSTREAM_UNAVAILABLE` for a transport failure, or the fixed
 //! `INVALID_RESPONSE` failure. It is never built from rejected bytes or validator text.
+//! An MCP host is given [`AgentValue::to_call_tool_result`]: a fresh `CallToolResult`.
 //!
 //! ```
 //! use airlock_guard::{Contract, Guard, Request, TransportError};
