@@ -218,7 +218,7 @@ pub(crate) fn decode<'a>(
     let mut members = message.into_members();
     let (name, value) = members
         .find(|(key, _)| key == "result" || key == "error")
-        .unwrap_or_else(|| (Cow::Borrowed("error"), Node::Null));
+        .unwrap_or((Cow::Borrowed("error"), Node::Null));
     if name == "error" {
         return rpc_error(&value).map(Decoded::RpcError);
     }

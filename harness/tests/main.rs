@@ -11,5 +11,6 @@ mod cli;
 mod docs;
 mod fixtures;
 mod fuzz;
+mod init;
 mod lint;
 mod util;

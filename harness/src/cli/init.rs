@@ -27,6 +27,10 @@ pub struct InitArgs {
     /// Where `schemas/<tool>/` and `corpora/<tool>/` are written (never overwritten).
     #[arg(long, default_value = ".")]
     out: PathBuf,
+    /// A response that must be rejected (repeatable; `NAME.request.json` beside it is its
+    /// request): what the samples cannot show is learned from it.
+    #[arg(long = "near-miss")]
+    near_misses: Vec<PathBuf>,
 }
 
 pub fn run(args: InitArgs) -> Result<Exit> {
@@ -36,6 +40,7 @@ pub fn run(args: InitArgs) -> Result<Exit> {
         request: args.request,
         agent_fields: args.agent_fields,
         out: args.out,
+        near_misses: args.near_misses,
     };
     let scaffold = init(&options).map_err(anyhow::Error::msg)?;
     outln!(

@@ -4,9 +4,18 @@
 //! bounds with headroom, `required` = present in every sample, every object closed);
 //! binding checks are proposed where a value equals a request parameter; the samples
 //! become accepted fixtures and the adversary's deterministic variants, each confirmed
-//! rejected, the near misses. What was guessed is listed for review.
+//! rejected, the near misses. Near misses the user gives (`--near-miss`) teach what the
+//! samples cannot show ([`learn`]): each one the scaffold still admits names a bound, a
+//! shape, a condition or a freshness window, kept only when the guard then rejects it and
+//! still admits every sample. What was guessed is listed for review.
 
-use airlock_guard::{parse, Contract, Guard, Request, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+mod learn;
+
+use airlock_guard::jiff::{SignedDuration, Timestamp};
+use airlock_guard::{
+    parse, CheckSpec, Contract, Guard, Limits, Pointer, Request, MAX_BYTES_CEILING,
+    MAX_DEPTH_CEILING,
+};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -30,6 +39,10 @@ pub struct InitOptions {
     pub agent_fields: Vec<String>,
     /// The folder that receives `schemas/<tool>/` and `corpora/<tool>/`.
     pub out: PathBuf,
+    /// Responses that must be rejected: each answers `NAME.request.json` beside it, else
+    /// the request. Those the samples' scaffold admits are learned from; all that end up
+    /// rejected become near-miss fixtures.
+    pub near_misses: Vec<PathBuf>,
 }
 
 /// What `airlock init` wrote and what a person should review.
@@ -74,10 +87,17 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         None => Request::new("req.Sample0001", airlock_guard::jiff::Timestamp::now()),
     };
     let mut data = Vec::new();
+    let mut requests = Vec::new();
     let mut failures = Vec::new();
+    let mut failure_requests = Vec::new();
     let mut largest = 0usize;
     let mut deepest = 1usize;
     for path in &options.samples {
+        let name = crate::corpus::fixture_name(path);
+        if name.ends_with(".request") {
+            continue; // a request file given by a glob: read beside its sample
+        }
+        let own = own_request(path, &request)?;
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         largest = largest.max(bytes.len());
         let value = parse(&bytes, MAX_DEPTH_CEILING)
@@ -85,7 +105,10 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         deepest = deepest.max(depth(&value));
         match value.get("outcome").and_then(Value::as_str) {
             Some("success") => match value.get("data") {
-                Some(d @ Value::Object(_)) => data.push(d.clone()),
+                Some(d @ Value::Object(_)) => {
+                    data.push(d.clone());
+                    requests.push(own);
+                }
                 _ => {
                     return Err(format!(
                         "{}: a success without an object `data`",
@@ -93,8 +116,14 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                     ))
                 }
             },
-            Some("failure") => failures.push(value),
-            _ if value.is_object() => data.push(value),
+            Some("failure") => {
+                failures.push(value);
+                failure_requests.push(own);
+            }
+            _ if value.is_object() => {
+                data.push(value);
+                requests.push(own);
+            }
             _ => return Err(format!("{}: a sample is a JSON object", path.display())),
         }
     }
@@ -116,7 +145,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
     } else {
         options.agent_fields.clone()
     };
-    let checks = bindings(&data, &request, &fields, &mut scaffold);
+    let checks = bindings(&data, &requests, &fields, &mut scaffold);
     for field in &fields {
         let schema = schema_of(&data_schema, field);
         let free = schema.is_some_and(|s| {
@@ -142,6 +171,100 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         "limits: max_bytes {max_bytes} (4 × the largest sample, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
     ));
 
+    let limits = Limits {
+        max_bytes,
+        max_depth,
+    };
+    let mut data_schema = data_schema;
+    let mut fresh: Vec<learn::FreshBounds> = Vec::new();
+    let given = read_near_misses(&options.near_misses, &request)?;
+    let accepted: Vec<(String, Value, &Request)> = data
+        .iter()
+        .zip(&requests)
+        .enumerate()
+        .map(|(n, (d, r))| {
+            let body = json!({"tool": options.tool, "request_id": r.request_id,
+                              "outcome": "success", "data": d});
+            (format!("sample_{n:02}"), body, r)
+        })
+        .chain(
+            failures
+                .iter()
+                .zip(&failure_requests)
+                .enumerate()
+                .map(|(n, (f, r))| {
+                    let mut body = f.clone();
+                    body["tool"] = json!(options.tool);
+                    body["request_id"] = json!(r.request_id);
+                    (format!("failure_{n:02}"), body, r)
+                }),
+        )
+        .collect();
+    let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
+        .iter()
+        .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
+        .collect();
+    let nows: Vec<_> = requests.iter().map(|r| r.now).collect();
+    let trial = |schema: &Value, fresh: &[learn::FreshBounds]| {
+        trial_guard(
+            &options.tool,
+            schema,
+            limits,
+            &fields,
+            &checks,
+            fresh,
+            &data,
+            &nows,
+        )
+    };
+    let mut rejected_near_misses = Vec::new();
+    for near in given {
+        let guard = trial(&data_schema, &fresh)?;
+        if !guard.admit(&near.request, &near.bytes).is_admitted() {
+            rejected_near_misses.push(near);
+            continue;
+        }
+        let ours = parse(&near.bytes, MAX_DEPTH_CEILING).ok().and_then(|v| {
+            match v.get("outcome").and_then(Value::as_str) {
+                Some("success") => v.get("data").cloned(),
+                Some(_) => None,
+                None => v.is_object().then_some(v),
+            }
+        });
+        let learned = ours.and_then(|ours| {
+            learn::candidates(&data, &nows, &ours, near.request.now, &data_schema)
+                .into_iter()
+                .find_map(|candidate| {
+                    let (mut schema, mut bounds) = (data_schema.clone(), fresh.clone());
+                    candidate.apply(&mut schema, &mut bounds);
+                    let guard = trial(&schema, &bounds).ok()?;
+                    let samples_kept = accepted_bodies
+                        .iter()
+                        .all(|(body, r)| guard.admit(r, body).is_admitted());
+                    (samples_kept && !guard.admit(&near.request, &near.bytes).is_admitted())
+                        .then_some((candidate, schema, bounds))
+                })
+        });
+        match learned {
+            Some((candidate, schema, bounds)) => {
+                scaffold.inferred.push(format!(
+                    "{}: learned from near miss {}",
+                    candidate.describe(),
+                    near.name
+                ));
+                data_schema = schema;
+                fresh = bounds;
+                rejected_near_misses.push(near);
+            }
+            None => scaffold.review.push(format!(
+                "near miss {} is admitted and nothing learned from it rejects it (it was not \
+                 written): tighten the contract by hand",
+                near.name
+            )),
+        }
+    }
+    let fresh_checks = fresh_specs(&fresh, &data, &nows);
+
     let contract_dir = options.out.join("schemas").join(&options.tool);
     let corpus_dir = options.out.join("corpora").join(&options.tool);
     for dir in [&contract_dir, &corpus_dir] {
@@ -162,30 +285,46 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
     write(&contract_dir.join("v1.schema.json"), &pretty(&schema))?;
     write(
         &contract_dir.join("contract.toml"),
-        manifest(&options.tool, max_bytes, max_depth, &fields, &checks).as_bytes(),
+        manifest(
+            &options.tool,
+            max_bytes,
+            max_depth,
+            &fields,
+            &checks,
+            &fresh_checks,
+        )
+        .as_bytes(),
     )?;
     write(
         &corpus_dir.join("request.json"),
         &pretty(&serde_json::to_value(&request).unwrap_or_default()),
     )?;
-    for (n, d) in data.iter().enumerate() {
-        let body = json!({"tool": options.tool, "request_id": request.request_id,
-                          "outcome": "success", "data": d});
+    for (name, body, own) in &accepted {
         write(
-            &corpus_dir.join(format!("accepted/sample_{n:02}.json")),
-            &pretty(&body),
+            &corpus_dir.join(format!("accepted/{name}.json")),
+            &pretty(body),
         )?;
+        if **own != request {
+            write(
+                &corpus_dir.join(format!("accepted/{name}.request.json")),
+                &pretty(&serde_json::to_value(own).unwrap_or_default()),
+            )?;
+        }
         scaffold.accepted += 1;
     }
-    for (n, failure) in failures.iter().enumerate() {
-        let mut body = failure.clone();
-        body["tool"] = json!(options.tool);
-        body["request_id"] = json!(request.request_id);
+    for near in &rejected_near_misses {
+        let stem = file_component(&near.name);
         write(
-            &corpus_dir.join(format!("accepted/failure_{n:02}.json")),
-            &pretty(&body),
+            &corpus_dir.join(format!("near_miss/{stem}.json")),
+            &near.bytes,
         )?;
-        scaffold.accepted += 1;
+        if near.request != request {
+            write(
+                &corpus_dir.join(format!("near_miss/{stem}.request.json")),
+                &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
+            )?;
+        }
+        scaffold.near_misses += 1;
     }
     // Near misses: the adversary's deterministic variants of the samples that the new
     // contract rejects, a few per class.
@@ -197,7 +336,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
     // code, say, is not): else nothing is left behind.
     for fixture in &corpus.fixtures {
         let admission = guard.admit(&fixture.request, &fixture.bytes);
-        if !admission.is_admitted() {
+        if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
             let why = admission
                 .diagnostic()
                 .map(ToString::to_string)
@@ -211,8 +350,9 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         }
     }
     let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
+    let given_count = scaffold.near_misses;
     for case in generate(&contract, &corpus, 0, 0) {
-        if scaffold.near_misses >= NEAR_MISS_MAX || case.class == "fixture" {
+        if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
             continue;
         }
         let Upstream::Body(bytes) = &case.upstream else {
@@ -323,10 +463,7 @@ fn infer(values: &[Value], at: &str, scaffold: &mut Scaffold) -> Value {
         "string" => infer_string(values, at, scaffold),
         "integer" => {
             let mut schema = json!({"type": "integer"});
-            if values
-                .iter()
-                .all(|v| v.as_i64().is_some_and(|n| n >= 0) || v.is_u64())
-            {
+            if values.iter().all(|v| v.as_f64().is_some_and(|n| n >= 0.0)) {
                 schema["minimum"] = json!(0);
             }
             schema
@@ -342,7 +479,12 @@ fn kind(value: &Value) -> &'static str {
         Value::Object(_) => "object",
         Value::Array(_) => "array",
         Value::String(_) => "string",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        // `1.0` and `4e0` are integers too, as JSON Schema counts them.
+        Value::Number(n)
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) =>
+        {
+            "integer"
+        }
         Value::Number(_) => "number",
         Value::Bool(_) => "boolean",
         Value::Null => "null",
@@ -440,24 +582,29 @@ fn schema_of<'s>(data_schema: &'s Value, field: &str) -> Option<&'s Value> {
 /// (`equals_param`) or held by an array parameter (`in_param`). (kind, field, param).
 fn bindings(
     data: &[Value],
-    request: &Request,
+    requests: &[Request],
     fields: &[String],
     scaffold: &mut Scaffold,
 ) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
+    let Some(first) = requests.first() else {
+        return out;
+    };
     for field in fields {
         let pointer = field.trim_start_matches("/data");
         let values: Vec<&Value> = data.iter().filter_map(|d| d.pointer(pointer)).collect();
         if values.len() != data.len() || !values.iter().all(|v| v.is_string()) {
             continue;
         }
-        for (param, given) in &request.params {
-            let kind = if values.iter().all(|v| *v == given) {
+        for param in first.params.keys() {
+            let given = |i: usize| requests[i].params.get(param);
+            let kind = if values.iter().enumerate().all(|(i, v)| given(i) == Some(*v)) {
                 "equals_param"
-            } else if given
-                .as_array()
-                .is_some_and(|items| values.iter().all(|v| items.contains(v)))
-            {
+            } else if values.iter().enumerate().all(|(i, v)| {
+                given(i)
+                    .and_then(Value::as_array)
+                    .is_some_and(|items| items.contains(v))
+            }) {
                 "in_param"
             } else {
                 continue;
@@ -523,6 +670,7 @@ fn manifest(
     max_depth: usize,
     fields: &[String],
     checks: &[(&'static str, String, String)],
+    fresh: &[(String, SignedDuration, SignedDuration)],
 ) -> String {
     let mut out = format!(
         "# Scaffolded by `airlock init` from sample responses: review every line.\n\
@@ -536,8 +684,154 @@ fn manifest(
             "\n[[checks]]\nkind = {kind:?}\nfield = {field:?}\nparam = {param:?}\n"
         );
     }
+    for (field, max_age, max_skew) in fresh {
+        let _ = write!(
+            out,
+            "\n[[checks]]\nkind = \"fresh\"\nfield = {field:?}\nmax_age = {:?}\nmax_skew = {:?}\n",
+            duration_text(*max_age),
+            duration_text(*max_skew)
+        );
+    }
     out.push_str(
         "\n[retry]\nmax_attempts = 3\ndeadline = \"10s\"\nretryable = [\"UPSTREAM_UNAVAILABLE\"]\n",
     );
     out
+}
+
+/// A near miss the user gave: its name, bytes and the request it answers.
+struct NearMiss {
+    name: String,
+    bytes: Vec<u8>,
+    request: Request,
+}
+
+/// The request a sample or near miss answers: `NAME.request.json` beside it, else `request`.
+fn own_request(path: &Path, request: &Request) -> Result<Request, String> {
+    let name = crate::corpus::fixture_name(path);
+    let own = path.with_file_name(format!("{name}.request.json"));
+    if own.is_file() {
+        crate::corpus::read_request(&own).map_err(|e| e.to_string())
+    } else {
+        Ok(request.clone())
+    }
+}
+
+fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        let name = crate::corpus::fixture_name(path);
+        if name.ends_with(".request") {
+            continue; // a request file given by a glob
+        }
+        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.len() > MAX_BYTES_CEILING {
+            return Err(format!(
+                "{}: larger than 64 MiB: a near miss is a response",
+                path.display()
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let request = own_request(path, request)?;
+        out.push(NearMiss {
+            name,
+            bytes,
+            request,
+        });
+    }
+    Ok(out)
+}
+
+/// A guard for the scaffold as it stands (in memory): the envelope around `data_schema`,
+/// the binding checks and the learned freshness windows.
+#[allow(clippy::too_many_arguments)]
+fn trial_guard(
+    tool: &str,
+    data_schema: &Value,
+    limits: Limits,
+    fields: &[String],
+    checks: &[(&'static str, String, String)],
+    fresh: &[learn::FreshBounds],
+    data: &[Value],
+    nows: &[Timestamp],
+) -> Result<Guard, String> {
+    let mut builder = Contract::builder(tool, envelope(tool, data_schema.clone())).limits(limits);
+    for field in fields {
+        builder = builder.agent_field(field.clone());
+    }
+    let pointer = |f: &str| Pointer::parse(f).map_err(|e| format!("{f}: {e}"));
+    for (kind, field, param) in checks {
+        let (field, param) = (pointer(field)?, param.clone());
+        builder = builder.check(if *kind == "equals_param" {
+            CheckSpec::EqualsParam { field, param }
+        } else {
+            CheckSpec::InParam { field, param }
+        });
+    }
+    for (field, max_age, max_skew) in fresh_specs(fresh, data, nows) {
+        builder = builder.check(CheckSpec::Fresh {
+            field: pointer(&field)?,
+            max_age,
+            max_skew,
+        });
+    }
+    builder
+        .build()
+        .map(Guard::new)
+        .map_err(|e| format!("the scaffold does not load (a bug in init): {e}"))
+}
+
+/// The learned windows with their unlearned side filled in: an age of whole hours past the
+/// oldest sample (at least a day), a skew of whole minutes past the furthest ahead (at
+/// least a minute).
+fn fresh_specs(
+    fresh: &[learn::FreshBounds],
+    data: &[Value],
+    nows: &[Timestamp],
+) -> Vec<(String, SignedDuration, SignedDuration)> {
+    fresh
+        .iter()
+        .map(|bounds| {
+            let pointer = bounds.field.trim_start_matches("/data");
+            let ages: Vec<SignedDuration> = data
+                .iter()
+                .zip(nows)
+                .filter_map(|(d, now)| {
+                    let time: Timestamp = d.pointer(pointer)?.as_str()?.parse().ok()?;
+                    Some(now.duration_since(time))
+                })
+                .collect();
+            let up = |d: SignedDuration, unit: i64, least: i64| {
+                let secs = d.as_secs().max(0);
+                SignedDuration::from_secs(((secs / unit) + 1).max(least) * unit)
+            };
+            let oldest = ages.iter().max().copied().unwrap_or_default();
+            let ahead = ages.iter().min().map(|a| -*a).unwrap_or_default();
+            (
+                bounds.field.clone(),
+                bounds.max_age.unwrap_or_else(|| up(oldest, 3600, 24)),
+                bounds.max_skew.unwrap_or_else(|| up(ahead, 60, 1)),
+            )
+        })
+        .collect()
+}
+
+/// A duration as contracts write it: `1h 5m`, `15m`, `45s`, `250ms`.
+fn duration_text(duration: SignedDuration) -> String {
+    let mut secs = duration.as_secs();
+    let millis = duration.subsec_millis();
+    let mut parts = Vec::new();
+    for (unit, name) in [(3600, "h"), (60, "m"), (1, "s")] {
+        if secs >= unit {
+            parts.push(format!("{}{name}", secs / unit));
+            secs %= unit;
+        }
+    }
+    if millis > 0 {
+        parts.push(format!("{millis}ms"));
+    }
+    if parts.is_empty() {
+        "0s".to_owned()
+    } else {
+        parts.join(" ")
+    }
 }
