@@ -206,6 +206,12 @@ impl Diagnostic {
         self
     }
 
+    /// The same diagnostic, attributed to `stage` (a vendor schema judges at decode).
+    pub(crate) fn restaged(mut self, stage: Stage) -> Self {
+        self.inner.stage = stage;
+        self
+    }
+
     pub(crate) fn with_byte_offset(mut self, offset: usize) -> Self {
         self.inner.byte_offset = Some(offset);
         self

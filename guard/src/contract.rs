@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
+use crate::input::{input_kind, InputKind, InputManifest};
 use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
-use crate::mcp::{ContentKind, InputKind, McpInput, TextRule};
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
@@ -99,7 +99,7 @@ fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
     })
 }
 
-fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
+pub(crate) fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
     ContractError::Invalid {
         location: location.into(),
         reason: reason.into(),
@@ -120,65 +120,6 @@ struct Manifest {
     lint: LintManifest,
     #[serde(default)]
     input: InputManifest,
-}
-
-/// `[input]`: what the raw response is.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct InputManifest {
-    #[serde(default)]
-    kind: Option<String>,
-    #[serde(default)]
-    text: Option<TextRule>,
-    #[serde(default)]
-    allow_content: Option<Vec<ContentKind>>,
-    #[serde(default)]
-    tool_error: Option<String>,
-}
-
-fn input_kind(input: InputManifest) -> Result<InputKind, ContractError> {
-    match input.kind.as_deref().unwrap_or("envelope") {
-        "envelope" => {
-            let stray = [
-                ("input.text", input.text.is_some()),
-                ("input.allow_content", input.allow_content.is_some()),
-                ("input.tool_error", input.tool_error.is_some()),
-            ];
-            match stray.into_iter().find(|(_, set)| *set) {
-                Some((key, _)) => Err(invalid(
-                    key,
-                    "applies to MCP tool contracts only (`kind = \"mcp\"`)",
-                )),
-                None => Ok(InputKind::Envelope),
-            }
-        }
-        "mcp" => {
-            let defaults = McpInput::default();
-            let tool_error = match input.tool_error {
-                None => defaults.tool_error,
-                Some(code) => ErrorCode::from_wire(&code)
-                    .filter(|c| *c != ErrorCode::InvalidResponse)
-                    .ok_or_else(|| {
-                        invalid(
-                            "input.tool_error",
-                            format!(
-                                "{code:?} is not NOT_FOUND or UPSTREAM_UNAVAILABLE (the codes \
-                                 an upstream failure may become)"
-                            ),
-                        )
-                    })?,
-            };
-            Ok(InputKind::Mcp(McpInput {
-                text: input.text.unwrap_or(defaults.text),
-                allow_content: input.allow_content.unwrap_or_default(),
-                tool_error,
-            }))
-        }
-        other => Err(invalid(
-            "input.kind",
-            format!("{other:?} is not an input kind: use \"envelope\" (the default) or \"mcp\""),
-        )),
-    }
 }
 
 #[derive(Deserialize, Default)]
@@ -253,6 +194,7 @@ struct Inner {
     dir: Option<PathBuf>,
     lint_allowances: Vec<LintAllowance>,
     input: InputKind,
+    vendor_schema: Option<CompiledSchema>,
 }
 
 impl Contract {
@@ -286,6 +228,7 @@ impl Contract {
             checks: Vec::new(),
             retry: RetryPolicy::default(),
             input: InputKind::Envelope,
+            vendor_schema: None,
         }
     }
 
@@ -325,6 +268,35 @@ impl Contract {
             .collect::<Result<Vec<_>, _>>()?;
         let retry = retry_policy(&manifest.retry)?;
         let input = input_kind(manifest.input)?;
+        let vendor_schema = match &input {
+            InputKind::Vendor(vendor) => {
+                let path = dir.join(&vendor.schema_file);
+                let source = read_contract_file(&path)?;
+                let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| {
+                    ContractError::SchemaJson {
+                        path: path.clone(),
+                        error,
+                    }
+                })?;
+                let base = format!("{}{}", base_uri(&manifest.tool), vendor.schema_file);
+                let resources = Resources::folder(dir, &base_uri(&manifest.tool), SCHEMA_MAX_DEPTH);
+                let compiled = CompiledSchema::compile(document, &source, &base, &resources)
+                    .map_err(|error| schema_error(&path, error, &resources))?;
+                for (i, mapping) in vendor.map.iter().enumerate() {
+                    if !can_contain(compiled.document(), mapping.from.tokens()) {
+                        return Err(invalid(
+                            format!("input.map[{i}].from"),
+                            format!(
+                                "{} names a member {} cannot contain",
+                                mapping.from, vendor.schema_file
+                            ),
+                        ));
+                    }
+                }
+                Some(compiled)
+            }
+            _ => None,
+        };
         // Fields are checked against the current version's schema; an older version may
         // lack members added since (they are simply absent when replaying it).
         let check_fields = version == manifest.version;
@@ -342,6 +314,7 @@ impl Contract {
                 dir: Some(dir.to_path_buf()),
                 lint_allowances: manifest.lint.allow,
                 input,
+                vendor_schema,
             },
         )
     }
@@ -397,9 +370,15 @@ impl Contract {
         self.inner.dir.as_deref()
     }
 
-    /// What the raw response is: an envelope, or an MCP `tools/call` response.
+    /// What the raw response is: an envelope, an MCP `tools/call` response, a vendor
+    /// document or a command's output.
     pub fn input(&self) -> &InputKind {
         &self.inner.input
+    }
+
+    /// The vendor schema of a vendor contract (`[input] schema`).
+    pub fn vendor_schema(&self) -> Option<&CompiledSchema> {
+        self.inner.vendor_schema.as_ref()
     }
 }
 
@@ -427,9 +406,17 @@ pub struct ContractBuilder {
     checks: Vec<CheckSpec>,
     retry: RetryPolicy,
     input: InputKind,
+    vendor_schema: Option<Value>,
 }
 
 impl ContractBuilder {
+    /// The vendor schema of a vendor contract (with [`InputKind::Vendor`]).
+    #[must_use]
+    pub fn vendor_schema(mut self, schema: Value) -> Self {
+        self.vendor_schema = Some(schema);
+        self
+    }
+
     /// What the raw response is (default [`InputKind::Envelope`]).
     #[must_use]
     pub fn input(mut self, input: InputKind) -> Self {
@@ -480,6 +467,27 @@ impl ContractBuilder {
     pub fn build(self) -> Result<Contract, ContractError> {
         check_tool_name(&self.tool)?;
         check_limits(self.limits)?;
+        let vendor_schema = match (&self.input, self.vendor_schema) {
+            (InputKind::Vendor(vendor), Some(schema)) => {
+                let source = serde_json::to_vec(&schema).unwrap_or_default();
+                let base = format!("{}{}", base_uri(&self.tool), vendor.schema_file);
+                Some(
+                    CompiledSchema::compile(schema, &source, &base, &Resources::new()).map_err(
+                        |error| ContractError::Schema {
+                            path: PathBuf::from("<in memory vendor schema>"),
+                            error,
+                        },
+                    )?,
+                )
+            }
+            (InputKind::Vendor(_), None) => {
+                return Err(invalid(
+                    "input.schema",
+                    "a vendor contract built in code needs .vendor_schema(...)",
+                ))
+            }
+            _ => None,
+        };
         let source = serde_json::to_vec(&self.schema).unwrap_or_default();
         let base = format!("{}v{}.schema.json", base_uri(&self.tool), self.version);
         let schema = CompiledSchema::compile(self.schema, &source, &base, &Resources::new())
@@ -501,6 +509,7 @@ impl ContractBuilder {
                 dir: None,
                 lint_allowances: Vec::new(),
                 input: self.input,
+                vendor_schema,
             },
         )
     }
@@ -605,6 +614,22 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
                     format!("{field} overlaps {other}: an agent field may not contain another"),
                 ));
             }
+        }
+    }
+    let filled: Vec<String> = match &inner.input {
+        InputKind::Lines(lines) if lines.map.is_empty() => lines.keys.clone(),
+        other => other
+            .mapped_fields()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    };
+    for field in filled {
+        if check_fields && !can_contain(root, &["data".to_owned(), field.clone()]) {
+            return Err(invalid(
+                "input.map",
+                format!("data.{field} is filled from the source but the schema cannot contain it"),
+            ));
         }
     }
     for (i, check) in inner.checks.iter().enumerate() {

@@ -10,12 +10,15 @@ use crate::binding::{bind, bind_params};
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
 use crate::doc::Node;
+use crate::input::InputKind;
 use crate::limits::{read_limited, ReadError};
 use crate::mcp::{decode, Decoded, STRUCTURED_CONTENT};
 use crate::parse::{parse_doc, ParseError};
 use crate::projection::{AgentValue, ErrorCode, Projection};
 use crate::request::Request;
 use crate::retry::TransportError;
+use crate::upstream::{failure_code, map_data, read_lines};
+use serde_json::{Map, Value};
 
 /// The runtime boundary for one contract. Build it once, share it (`Send + Sync`), and
 /// call [`Guard::admit`] on every raw response.
@@ -296,12 +299,40 @@ impl Guard {
             ));
         }
         let max_depth = contract.limits().max_depth;
+        if let InputKind::Lines(lines) = contract.input() {
+            let object = read_lines(lines, body)?;
+            let data = if lines.map.is_empty() {
+                object
+            } else {
+                let source = serde_json::to_vec(&Value::Object(object)).unwrap_or_default();
+                let source = parse_doc(&source, 2).map_err(ParseError::into_diagnostic)?;
+                map_data(&lines.map, &source)?
+            };
+            return self.built_envelope(request, request_id, data);
+        }
         let doc = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
-        let Some(mcp) = contract.input().mcp() else {
-            contract.schema().judge_doc(&doc, body.len())?;
-            bind(request, &doc, contract.checks())?;
-            self.semantic_checks(request, &doc)?;
-            return self.project(request_id, doc);
+        let mcp = match contract.input() {
+            InputKind::Mcp(mcp) => mcp,
+            InputKind::Vendor(vendor) => {
+                if let Some(schema) = contract.vendor_schema() {
+                    schema
+                        .judge_doc(&doc, body.len())
+                        .map_err(|d| d.restaged(Stage::Decode))?;
+                }
+                if let Some(code) = failure_code(&vendor.failure, &doc) {
+                    let retryable = contract.retry().is_retryable(code);
+                    let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
+                    return Ok((agent, Verdict::UpstreamFailure, None));
+                }
+                let data = map_data(&vendor.map, &doc)?;
+                return self.built_envelope(request, request_id, data);
+            }
+            _ => {
+                contract.schema().judge_doc(&doc, body.len())?;
+                bind(request, &doc, contract.checks())?;
+                self.semantic_checks(request, &doc)?;
+                return self.project(request_id, doc);
+            }
         };
         let structured = match decode(mcp, request, doc, max_depth)? {
             Decoded::Structured(structured) => structured,
@@ -332,6 +363,29 @@ impl Guard {
             Verdict::Admitted,
             None,
         ))
+    }
+
+    /// The envelope the guard builds around `data` mapped from a vendor document or a
+    /// command's output, judged like an upstream envelope by the later stages.
+    fn built_envelope(
+        &self,
+        request: &Request,
+        request_id: &Arc<str>,
+        data: Map<String, Value>,
+    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
+        let envelope = serde_json::json!({
+            "tool": &*self.tool,
+            "request_id": &**request_id,
+            "outcome": "success",
+            "data": data,
+        });
+        let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
+        let doc = parse_doc(&bytes, self.contract.limits().max_depth.saturating_add(1))
+            .map_err(ParseError::into_diagnostic)?;
+        self.contract.schema().judge_doc(&doc, bytes.len())?;
+        bind(request, &doc, self.contract.checks())?;
+        self.semantic_checks(request, &doc)?;
+        self.project(request_id, doc)
     }
 
     /// Stage 5: the contract's semantic checks, then the custom ones, on `doc`.

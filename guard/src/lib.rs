@@ -10,7 +10,10 @@
 //!    For an MCP tool contract (`[input] kind = "mcp"`, [`InputKind::Mcp`]) a **decode**
 //!    step follows: the JSON-RPC response shape (closed), its `id` bound to the call,
 //!    `isError` and JSON-RPC errors as failures, text blocks agreeing with
-//!    `structuredContent`, which the later stages then judge;
+//!    `structuredContent`, which the later stages then judge. A vendor contract
+//!    ([`InputKind::Vendor`]) judges the vendor's document by its own schema and maps
+//!    declared members into `data`; a command-output contract ([`InputKind::Lines`]) reads
+//!    text under a strict line grammar: the guard then builds the envelope itself;
 //! 3. **schema** — JSON Schema (Draft 2020-12, 2019-09 or draft-07) with `format`
 //!    asserted;
 //! 4. **binding** — `request_id` and the contract's parameter checks;
@@ -56,6 +59,7 @@ mod contract;
 mod cycles;
 mod doc;
 mod guard;
+mod input;
 mod limits;
 mod mcp;
 mod parse;
@@ -65,6 +69,7 @@ mod request;
 mod resources;
 mod retry;
 mod schema;
+mod upstream;
 
 pub use audit::{
     sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Sha256Digest, Stage, Verdict,
@@ -75,8 +80,9 @@ pub use contract::{
 };
 pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 pub use guard::{Admission, Guard, GuardBuilder};
+pub use input::{InputKind, MAX_LINE_BYTES_CEILING};
 pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
-pub use mcp::{ContentKind, InputKind, McpInput, TextRule, STRUCTURED_CONTENT};
+pub use mcp::{ContentKind, McpInput, TextRule, STRUCTURED_CONTENT};
 pub use parse::{parse, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode, Fields};
@@ -87,6 +93,7 @@ pub use schema::{
     CompiledSchema, Dialect, SchemaError, SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12,
     MAX_EXPLAINED_BYTES,
 };
+pub use upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.
 pub use jiff;

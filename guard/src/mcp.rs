@@ -22,37 +22,6 @@ use crate::request::Request;
 /// of an MCP contract are reported under it.
 pub const STRUCTURED_CONTENT: &str = "/result/structuredContent";
 
-/// What the raw response of a contract is (`[input] kind` in `contract.toml`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum InputKind {
-    /// The upstream speaks the contract's envelope (`tool`, `request_id`, `outcome`,
-    /// `data` or `error`); the schema judges the whole body. The default.
-    #[default]
-    Envelope,
-    /// The raw bytes are the JSON-RPC response to an MCP `tools/call`; the schema (the
-    /// tool's `outputSchema`) judges `structuredContent`.
-    Mcp(McpInput),
-}
-
-impl InputKind {
-    /// The MCP settings, when the contract is an MCP tool contract.
-    pub fn mcp(&self) -> Option<&McpInput> {
-        match self {
-            InputKind::Mcp(mcp) => Some(mcp),
-            InputKind::Envelope => None,
-        }
-    }
-
-    /// The manifest spelling: `envelope` or `mcp`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            InputKind::Envelope => "envelope",
-            InputKind::Mcp(_) => "mcp",
-        }
-    }
-}
-
 /// How an MCP tool contract reads a `CallToolResult` (`[input]` with `kind = "mcp"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpInput {

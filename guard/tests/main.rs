@@ -6,4 +6,5 @@ mod loading;
 mod mcp;
 mod pipeline;
 mod properties;
+mod upstream;
 mod util;

@@ -58,6 +58,17 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
 
+/// The rules a vendor schema is held to: it loads, stays in the contract's files, and its
+/// patterns are safe; openness and bounds are the contract schema's business.
+const VENDOR_RULES: &[&str] = &[
+    "schema-dialect",
+    "older-dialect",
+    "remote-ref",
+    "ref-cycle",
+    "unanchored-pattern",
+    "backtracking-pattern",
+];
+
 fn severity(rule: &str) -> Severity {
     RULES
         .iter()
@@ -158,6 +169,19 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             (Some(c), true) => c.agent_fields().to_vec(),
             _ => Vec::new(),
         };
+        let vendor = contract.as_ref().and_then(|c| match c.input() {
+            airlock_guard::InputKind::Vendor(v) => Some(v.schema_file.clone()),
+            _ => None,
+        });
+        if vendor.is_some_and(|name| file.ends_with(&name)) {
+            // A vendor schema describes the upstream's own broad document: it may be open
+            // and unbounded (only mapped members reach the envelope, whose closed schema is
+            // linted in full), but it must still load safely.
+            let mut found = lint_schema_file(&file, &[], Some(&tool));
+            found.retain(|f| VENDOR_RULES.contains(&f.rule));
+            findings.extend(found);
+            continue;
+        }
         let mut found = lint_schema_file(&file, &fields, Some(&tool));
         if contract.as_ref().is_some_and(|c| c.input().mcp().is_some()) {
             // An MCP output schema: no `$schema` is 2020-12 by the MCP specification, and

@@ -1,0 +1,357 @@
+//! `[input]` of `contract.toml`: what a contract's raw response is, and how it becomes
+//! the envelope the later stages judge (one decoder per kind of upstream).
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::contract::{invalid, ContractError};
+use crate::mcp::{ContentKind, McpInput, TextRule};
+use crate::pointer::Pointer;
+use crate::projection::ErrorCode;
+use crate::resources::is_plain_name;
+use crate::upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
+
+/// What the raw response of a contract is (`[input] kind` in `contract.toml`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum InputKind {
+    /// The upstream speaks the contract's envelope (`tool`, `request_id`, `outcome`,
+    /// `data` or `error`); the schema judges the whole body. The default.
+    #[default]
+    Envelope,
+    /// The raw bytes are the JSON-RPC response to an MCP `tools/call`; the schema (the
+    /// tool's `outputSchema`) judges `structuredContent`.
+    Mcp(McpInput),
+    /// The raw bytes are a vendor's own document, judged by its own schema, then mapped
+    /// member by member into the envelope's `data`.
+    Vendor(VendorInput),
+    /// The raw bytes are a command's output under a line grammar, read into an object and
+    /// (optionally) mapped into `data`.
+    Lines(LinesInput),
+}
+
+impl InputKind {
+    /// The MCP settings, when the contract is an MCP tool contract.
+    pub fn mcp(&self) -> Option<&McpInput> {
+        match self {
+            InputKind::Mcp(mcp) => Some(mcp),
+            _ => None,
+        }
+    }
+
+    /// The manifest spelling: `envelope`, `mcp`, `vendor` or `lines`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            InputKind::Envelope => "envelope",
+            InputKind::Mcp(_) => "mcp",
+            InputKind::Vendor(_) => "vendor",
+            InputKind::Lines(_) => "lines",
+        }
+    }
+
+    /// The `data` members filled by a mapping (vendor and lines kinds).
+    pub fn mapped_fields(&self) -> Vec<&str> {
+        let map = match self {
+            InputKind::Vendor(v) => &v.map,
+            InputKind::Lines(l) => &l.map,
+            _ => return Vec::new(),
+        };
+        map.iter().map(|m| m.field.as_str()).collect()
+    }
+}
+
+/// `[input]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct InputManifest {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    text: Option<TextRule>,
+    #[serde(default)]
+    allow_content: Option<Vec<ContentKind>>,
+    #[serde(default)]
+    tool_error: Option<String>,
+    #[serde(default)]
+    schema: Option<String>,
+    #[serde(default)]
+    map: Option<Vec<MapManifest>>,
+    #[serde(default)]
+    failure: Option<Vec<FailureManifest>>,
+    #[serde(default)]
+    separator: Option<String>,
+    #[serde(default)]
+    line_ending: Option<LineEnding>,
+    #[serde(default)]
+    max_line_bytes: Option<usize>,
+    #[serde(default)]
+    keys: Option<Vec<String>>,
+}
+
+/// `[[input.map]]`
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapManifest {
+    field: String,
+    from: String,
+    #[serde(default)]
+    normalise: Option<String>,
+    #[serde(default)]
+    table: Option<Map<String, Value>>,
+    #[serde(default)]
+    optional: bool,
+}
+
+/// `[[input.failure]]`
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FailureManifest {
+    at: String,
+    #[serde(default)]
+    equals: Option<toml::Value>,
+    code: String,
+}
+
+/// The longest line a grammar may declare.
+pub const MAX_LINE_BYTES_CEILING: usize = 65_536;
+
+/// Which manifest keys each kind uses.
+const KEYS: [(&str, &[&str]); 4] = [
+    ("envelope", &[]),
+    ("mcp", &["text", "allow_content", "tool_error"]),
+    ("vendor", &["schema", "map", "failure"]),
+    (
+        "lines",
+        &["separator", "line_ending", "max_line_bytes", "keys", "map"],
+    ),
+];
+
+pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractError> {
+    let kind = input.kind.clone().unwrap_or_else(|| "envelope".into());
+    let Some((_, allowed)) = KEYS.iter().find(|(k, _)| *k == kind) else {
+        return Err(invalid(
+            "input.kind",
+            format!(
+                "{kind:?} is not an input kind: use \"envelope\" (the default), \"mcp\", \
+                 \"vendor\" or \"lines\""
+            ),
+        ));
+    };
+    let set = [
+        ("text", input.text.is_some()),
+        ("allow_content", input.allow_content.is_some()),
+        ("tool_error", input.tool_error.is_some()),
+        ("schema", input.schema.is_some()),
+        ("map", input.map.is_some()),
+        ("failure", input.failure.is_some()),
+        ("separator", input.separator.is_some()),
+        ("line_ending", input.line_ending.is_some()),
+        ("max_line_bytes", input.max_line_bytes.is_some()),
+        ("keys", input.keys.is_some()),
+    ];
+    if let Some((key, _)) = set.iter().find(|(key, on)| *on && !allowed.contains(key)) {
+        let owners: Vec<&str> = KEYS
+            .iter()
+            .filter(|(_, keys)| keys.contains(key))
+            .map(|(k, _)| *k)
+            .collect();
+        return Err(invalid(
+            format!("input.{key}"),
+            format!(
+                "applies to `kind = {}` contracts only, not {kind:?}",
+                owners
+                    .iter()
+                    .map(|k| format!("\"{k}\""))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        ));
+    }
+    match kind.as_str() {
+        "mcp" => {
+            let defaults = McpInput::default();
+            let tool_error = match input.tool_error {
+                None => defaults.tool_error,
+                Some(code) => failure_code("input.tool_error", &code)?,
+            };
+            Ok(InputKind::Mcp(McpInput {
+                text: input.text.unwrap_or(defaults.text),
+                allow_content: input.allow_content.unwrap_or_default(),
+                tool_error,
+            }))
+        }
+        "vendor" => {
+            let schema_file = input.schema.ok_or_else(|| {
+                invalid(
+                    "input.schema",
+                    "a vendor contract names its vendor schema file (such as \
+                     \"vendor.v1.schema.json\" in the contract folder)",
+                )
+            })?;
+            if !is_plain_name(&schema_file) || !schema_file.ends_with(".json") {
+                return Err(invalid(
+                    "input.schema",
+                    format!("{schema_file:?} is not a .json file name in the contract folder"),
+                ));
+            }
+            let map = mappings(input.map.unwrap_or_default(), None)?;
+            if map.is_empty() {
+                return Err(invalid(
+                    "input.map",
+                    "a vendor contract maps at least one member ([[input.map]])",
+                ));
+            }
+            let failure = input
+                .failure
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(i, rule)| {
+                    let at = Pointer::parse(&rule.at)
+                        .map_err(|e| invalid(format!("input.failure[{i}].at"), e))?;
+                    let equals = rule
+                        .equals
+                        .map(|v| {
+                            serde_json::to_value(v).map_err(|e| {
+                                invalid(format!("input.failure[{i}].equals"), e.to_string())
+                            })
+                        })
+                        .transpose()?;
+                    let code = failure_code(&format!("input.failure[{i}].code"), &rule.code)?;
+                    Ok(FailureRule { at, equals, code })
+                })
+                .collect::<Result<Vec<_>, ContractError>>()?;
+            Ok(InputKind::Vendor(VendorInput {
+                schema_file,
+                map,
+                failure,
+            }))
+        }
+        "lines" => {
+            let separator = input.separator.unwrap_or_else(|| "=".into());
+            if separator != "=" && separator != ": " {
+                return Err(invalid(
+                    "input.separator",
+                    format!("{separator:?} is not \"=\" (key=value) or \": \" (key: value)"),
+                ));
+            }
+            let max_line_bytes = input.max_line_bytes.unwrap_or(4096);
+            if !(1..=MAX_LINE_BYTES_CEILING).contains(&max_line_bytes) {
+                return Err(invalid(
+                    "input.max_line_bytes",
+                    format!("{max_line_bytes} is out of range: 1 to {MAX_LINE_BYTES_CEILING}"),
+                ));
+            }
+            let keys = input.keys.unwrap_or_default();
+            if keys.is_empty() {
+                return Err(invalid("input.keys", "a line grammar declares its keys"));
+            }
+            for (i, key) in keys.iter().enumerate() {
+                let bad = key.is_empty()
+                    || key.len() > 128
+                    || key.contains(separator.trim())
+                    || key.chars().any(|c| c.is_control() || c.is_whitespace());
+                if bad {
+                    return Err(invalid(
+                        format!("input.keys[{i}]"),
+                        format!(
+                            "{key:?} is not a key: 1 to 128 bytes, no white space, control \
+                             character or separator"
+                        ),
+                    ));
+                }
+                if keys[..i].contains(key) {
+                    return Err(invalid(
+                        format!("input.keys[{i}]"),
+                        format!("{key:?} is declared twice"),
+                    ));
+                }
+            }
+            let map = mappings(input.map.unwrap_or_default(), Some(&keys))?;
+            Ok(InputKind::Lines(LinesInput {
+                separator,
+                line_ending: input.line_ending.unwrap_or(LineEnding::Lf),
+                max_line_bytes,
+                keys,
+                map,
+            }))
+        }
+        _ => Ok(InputKind::Envelope),
+    }
+}
+
+fn failure_code(location: &str, code: &str) -> Result<ErrorCode, ContractError> {
+    ErrorCode::from_wire(code)
+        .filter(|c| *c != ErrorCode::InvalidResponse)
+        .ok_or_else(|| {
+            invalid(
+                location,
+                format!(
+                    "{code:?} is not NOT_FOUND or UPSTREAM_UNAVAILABLE (the codes an upstream \
+                     failure may become)"
+                ),
+            )
+        })
+}
+
+/// The mappings; for a line grammar, each `from` must be `/<declared key>`.
+fn mappings(map: Vec<MapManifest>, keys: Option<&[String]>) -> Result<Vec<Mapping>, ContractError> {
+    let mut out: Vec<Mapping> = Vec::new();
+    for (i, m) in map.into_iter().enumerate() {
+        let at = |key: &str| format!("input.map[{i}].{key}");
+        if m.field.is_empty() || m.field.contains('/') || out.iter().any(|o| o.field == m.field) {
+            return Err(invalid(
+                at("field"),
+                format!(
+                    "{:?} is not a new member name of data (no `/`, each once)",
+                    m.field
+                ),
+            ));
+        }
+        let from = Pointer::parse(&m.from).map_err(|e| invalid(at("from"), e))?;
+        if let Some(keys) = keys {
+            let declared = matches!(from.tokens(), [key] if keys.contains(key));
+            if !declared {
+                return Err(invalid(
+                    at("from"),
+                    format!("{:?} is not /<a declared key>", m.from),
+                ));
+            }
+        }
+        let normalise = match (m.normalise.as_deref(), m.table) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    at("table"),
+                    "one normalisation per member: `normalise` or `table`, not both",
+                ))
+            }
+            (None, Some(table)) => {
+                if table.is_empty() {
+                    return Err(invalid(at("table"), "an empty table maps nothing"));
+                }
+                Normalise::Table(table)
+            }
+            (None, None) => Normalise::None,
+            (Some("integer_from_string"), None) => Normalise::IntegerFromString,
+            (Some("lowercase"), None) => Normalise::Lowercase,
+            (Some("rfc3339_utc"), None) => Normalise::Rfc3339Utc,
+            (Some("rfc3339_from_epoch_seconds"), None) => Normalise::Rfc3339FromEpochSeconds,
+            (Some(other), None) => {
+                return Err(invalid(
+                    at("normalise"),
+                    format!(
+                        "{other:?} is not a normalisation: integer_from_string, lowercase, \
+                         rfc3339_utc, rfc3339_from_epoch_seconds (or a `table`)"
+                    ),
+                ))
+            }
+        };
+        out.push(Mapping {
+            field: m.field,
+            from,
+            normalise,
+            optional: m.optional,
+        });
+    }
+    Ok(out)
+}

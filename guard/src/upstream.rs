@@ -1,0 +1,438 @@
+//! Input kinds `vendor` and `lines`: upstreams that do not speak the envelope.
+//!
+//! A **vendor** document (a REST API's own broad JSON) is judged by its own schema, then
+//! the contract's `data` is built member by member from it: a JSON pointer into the
+//! document and at most one normalisation from a fixed set. Declared failure rules turn a
+//! vendor error shape into a failure code. **Lines** (a command's output) are read under a
+//! strict line grammar — declared keys, each exactly once, no other line, bounded lines, a
+//! declared line ending, no BOM, NUL, ANSI escape or other control character — into an
+//! object of strings, which the same mapping may then normalise.
+//!
+//! Either way the guard builds the envelope itself (`tool` from the contract, `request_id`
+//! from the request, `outcome: success`) and judges it with the contract's closed schema,
+//! binding, checks and projection, exactly as an upstream envelope. Nothing of the source
+//! that is not mapped exists in it.
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::audit::{bounded, Diagnostic, Stage};
+use crate::doc::Node;
+use crate::pointer::Pointer;
+use crate::projection::ErrorCode;
+
+/// One member of `data`, taken from the source document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    /// The member of `data` it fills.
+    pub field: String,
+    /// Where in the source document (a vendor document, or the object of a command's
+    /// lines: `/Key`) its value is.
+    pub from: Pointer,
+    /// The one normalisation applied (default none: the value as it is).
+    pub normalise: Normalise,
+    /// Whether the source may lack it (then `data` lacks it too). Default false: a missing
+    /// source member is a rejection naming the pointer (a field renamed upstream fails
+    /// closed).
+    pub optional: bool,
+}
+
+/// The fixed set of normalisations a mapping may apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Normalise {
+    /// The value as it is.
+    None,
+    /// A decimal string (`"42"`, `"-7"`; no sign `+`, no leading zero, no space, at most
+    /// 2^53) to an integer.
+    IntegerFromString,
+    /// An ASCII string lower-cased (`"SUCCESS"` → `"success"`); a non-ASCII string is
+    /// refused, since lower-casing it could make a look-alike.
+    Lowercase,
+    /// A string looked up in a table (`{"SUCCESS": "succeeded"}`); a string not in it is
+    /// refused.
+    Table(Map<String, Value>),
+    /// An RFC 3339 time with any offset rewritten in UTC (`2026-12-03T09:00:00+01:00` →
+    /// `2026-12-03T08:00:00Z`).
+    Rfc3339Utc,
+    /// Integer seconds since the Unix epoch as an RFC 3339 UTC time.
+    Rfc3339FromEpochSeconds,
+}
+
+/// A vendor error shape: when the document has `at` (and, if given, it equals `equals`),
+/// the agent gets the failure `code`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureRule {
+    /// The pointer tested.
+    pub at: Pointer,
+    /// The value it must have; `None`: present at all.
+    pub equals: Option<Value>,
+    /// The failure code.
+    pub code: ErrorCode,
+}
+
+/// How a vendor document becomes the envelope (`[input] kind = "vendor"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VendorInput {
+    /// The vendor schema's file in the contract folder.
+    pub schema_file: String,
+    /// The members of `data`.
+    pub map: Vec<Mapping>,
+    /// Failure rules, in order: the first that matches decides.
+    pub failure: Vec<FailureRule>,
+}
+
+/// The line ending a command's output uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum LineEnding {
+    /// `\n`
+    #[serde(rename = "\n")]
+    Lf,
+    /// `\r\n`
+    #[serde(rename = "\r\n")]
+    CrLf,
+}
+
+/// A command-output grammar (`[input] kind = "lines"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinesInput {
+    /// Between key and value: `=` (`key=value`) or `: ` (`key: value`).
+    pub separator: String,
+    /// Every line ends with it, the last one included.
+    pub line_ending: LineEnding,
+    /// The longest line, in bytes, its ending aside.
+    pub max_line_bytes: usize,
+    /// The declared keys: each exactly once, no other line.
+    pub keys: Vec<String>,
+    /// How the object of strings becomes `data` (none: the object itself).
+    pub map: Vec<Mapping>,
+}
+
+fn reject(keyword: &str, at: &str, message: String, masked: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(Stage::Decode, keyword, message, masked).with_instance_path(at)
+}
+
+/// The failure code of the first rule the vendor document matches.
+pub(crate) fn failure_code(rules: &[FailureRule], doc: &Node<'_>) -> Option<ErrorCode> {
+    rules.iter().find_map(|rule| {
+        let found = doc.resolve(&rule.at)?;
+        match &rule.equals {
+            None => Some(rule.code),
+            Some(expected) => found.same_as(expected).then_some(rule.code),
+        }
+    })
+}
+
+/// The `data` object the mappings build from `source`.
+pub(crate) fn map_data(
+    map: &[Mapping],
+    source: &Node<'_>,
+) -> Result<Map<String, Value>, Diagnostic> {
+    let mut data = Map::new();
+    for mapping in map {
+        let Some(found) = source.resolve(&mapping.from) else {
+            if mapping.optional {
+                continue;
+            }
+            return Err(reject(
+                "mapping",
+                mapping.from.as_str(),
+                format!(
+                    "the source has no {} (mapped to data.{}): a member renamed or gone \
+                     upstream fails closed",
+                    mapping.from, mapping.field
+                ),
+                format!("the source has no member mapped to data.{}", mapping.field),
+            ));
+        };
+        let value = normalise(&mapping.normalise, found).map_err(|why| {
+            reject(
+                "normalise",
+                mapping.from.as_str(),
+                format!(
+                    "{} (mapped to data.{}) {why}: {}",
+                    mapping.from,
+                    mapping.field,
+                    bounded(found)
+                ),
+                format!("{} (mapped to data.{}) {why}", mapping.from, mapping.field),
+            )
+        })?;
+        data.insert(mapping.field.clone(), value);
+    }
+    Ok(data)
+}
+
+fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
+    let text = || value.as_str().ok_or("is not a string");
+    match how {
+        Normalise::None => Ok(value.to_value()),
+        Normalise::IntegerFromString => {
+            let text = text()?;
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            let canonical = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits == "0" || !digits.starts_with('0'))
+                && text != "-0";
+            let n: i64 = canonical
+                .then(|| text.parse().ok())
+                .flatten()
+                .ok_or("is not a decimal integer string")?;
+            if n.unsigned_abs() > 1 << 53 {
+                return Err("is past 2^53");
+            }
+            Ok(Value::from(n))
+        }
+        Normalise::Lowercase => {
+            let text = text()?;
+            if !text.is_ascii() {
+                return Err("is not ASCII (lower-casing it could make a look-alike)");
+            }
+            Ok(Value::String(text.to_ascii_lowercase()))
+        }
+        Normalise::Table(table) => table
+            .get(text()?)
+            .cloned()
+            .ok_or("is not one of the table's values"),
+        Normalise::Rfc3339Utc => {
+            let text = text()?;
+            // RFC 3339 only: a `T` (or `t`/space is not accepted), an offset or `Z`.
+            let time: Timestamp = text
+                .parse()
+                .ok()
+                .filter(|_| text.len() >= 20 && text.as_bytes()[10] == b'T')
+                .ok_or("is not an RFC 3339 time")?;
+            Ok(Value::String(time.to_string()))
+        }
+        Normalise::Rfc3339FromEpochSeconds => {
+            let Node::Number(n) = value else {
+                return Err("is not an integer");
+            };
+            let seconds = n.as_i64().ok_or("is not an integer")?;
+            Timestamp::from_second(seconds)
+                .map(|t| Value::String(t.to_string()))
+                .map_err(|_| "is out of range for a time")
+        }
+    }
+}
+
+/// Read a command's output under `grammar`: the object of its keys' values (strings, in
+/// the declared order).
+pub(crate) fn read_lines(
+    grammar: &LinesInput,
+    body: &[u8],
+) -> Result<Map<String, Value>, Diagnostic> {
+    if body.starts_with(b"\xEF\xBB\xBF") {
+        return Err(reject(
+            "encoding",
+            "",
+            "the output starts with a byte order mark".into(),
+            "the output starts with a byte order mark",
+        ));
+    }
+    let text = std::str::from_utf8(body).map_err(|e| {
+        let message = format!("the output is not UTF-8 (byte {})", e.valid_up_to());
+        reject("encoding", "", message.clone(), message)
+    })?;
+    if let Some(at) = text.find(|c: char| c.is_control() && c != '\n' && c != '\r') {
+        let c = text[at..].chars().next().unwrap_or('\0');
+        let what = match c {
+            '\u{1b}' => "an ANSI escape",
+            '\0' => "a NUL",
+            _ => "a control character",
+        };
+        let message = format!("the output holds {what} (U+{:04X}) at byte {at}", c as u32);
+        return Err(reject("control_character", "", message.clone(), message));
+    }
+    let ending = match grammar.line_ending {
+        LineEnding::Lf => "\n",
+        LineEnding::CrLf => "\r\n",
+    };
+    if text.is_empty() {
+        return Err(reject(
+            "lines",
+            "",
+            "the output is empty".into(),
+            "the output is empty",
+        ));
+    }
+    let Some(complete) = text.strip_suffix(ending) else {
+        let message = "the output does not end with the declared line ending (truncated?)";
+        return Err(reject("line_ending", "", message.into(), message));
+    };
+    let mut values: Vec<Option<String>> = vec![None; grammar.keys.len()];
+    for (index, line) in complete.split(ending).enumerate() {
+        let number = index + 1;
+        if line.contains(['\r', '\n']) {
+            let message = format!("line {number} ends otherwise than the declared line ending");
+            return Err(reject("line_ending", "", message.clone(), message));
+        }
+        if line.len() > grammar.max_line_bytes {
+            let message = format!(
+                "line {number} is {} bytes, past max_line_bytes = {}",
+                line.len(),
+                grammar.max_line_bytes
+            );
+            return Err(reject("max_line_bytes", "", message.clone(), message));
+        }
+        let Some((key, value)) = line.split_once(grammar.separator.as_str()) else {
+            return Err(reject(
+                "line",
+                "",
+                format!(
+                    "line {number} is not `key{}value`: {}",
+                    grammar.separator,
+                    bounded(&format!("{line:?}"))
+                ),
+                format!("line {number} is not `key{}value`", grammar.separator),
+            ));
+        };
+        let Some(slot) = grammar.keys.iter().position(|k| k == key) else {
+            return Err(reject(
+                "key",
+                "",
+                format!(
+                    "line {number} has the key {}, not one of the declared keys",
+                    bounded(&format!("{key:?}"))
+                ),
+                format!("line {number} has a key that is not declared"),
+            ));
+        };
+        if value.trim() != value {
+            let message = format!("line {number} ({key}): white space around the value");
+            return Err(reject(
+                "value",
+                &format!("/{key}"),
+                message.clone(),
+                message,
+            ));
+        }
+        if values[slot].replace(value.to_owned()).is_some() {
+            let message = format!("line {number}: the key {key} appears twice");
+            return Err(reject(
+                "duplicate_key",
+                &format!("/{key}"),
+                message.clone(),
+                message,
+            ));
+        }
+    }
+    let mut object = Map::new();
+    for (key, value) in grammar.keys.iter().zip(values) {
+        let Some(value) = value else {
+            let message = format!("the key {key} is missing");
+            return Err(reject(
+                "missing_key",
+                &format!("/{key}"),
+                message.clone(),
+                message,
+            ));
+        };
+        object.insert(key.clone(), Value::String(value));
+    }
+    Ok(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_doc;
+
+    fn grammar() -> LinesInput {
+        LinesInput {
+            separator: "=".into(),
+            line_ending: LineEnding::Lf,
+            max_line_bytes: 64,
+            keys: vec!["ActiveState".into(), "MainPID".into()],
+            map: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn declared_keys_each_once_are_read_in_declared_order() {
+        let object = read_lines(&grammar(), b"MainPID=812\nActiveState=active\n").unwrap();
+        assert_eq!(
+            Value::Object(object).to_string(),
+            r#"{"ActiveState":"active","MainPID":"812"}"#
+        );
+    }
+
+    #[test]
+    fn every_stray_byte_or_line_is_a_rejection() {
+        for (body, keyword) in [
+            (
+                &b"Welcome to host!\nActiveState=active\nMainPID=1\n"[..],
+                "line",
+            ),
+            (b"ActiveState=active\nMainPID=1\nWarning=x\n", "key"),
+            (b"ActiveState=active\nActiveState=failed\n", "duplicate_key"),
+            (b"ActiveState=active\n", "missing_key"),
+            (b"ActiveState=active\nMainPlD=1\n", "key"),
+            (b"ActiveState=active\r\nMainPID=1\r\n", "line_ending"),
+            (b"ActiveState=active \nMainPID=1\n", "value"),
+            (
+                b"ActiveState=\x1b[32mactive\x1b[0m\nMainPID=1\n",
+                "control_character",
+            ),
+            (b"ActiveState=active\nMainPID=1", "line_ending"),
+            (b"\xEF\xBB\xBFActiveState=active\nMainPID=1\n", "encoding"),
+            (b"ActiveState=act\xffive\nMainPID=1\n", "encoding"),
+            (b"", "lines"),
+        ] {
+            let d = read_lines(&grammar(), body).unwrap_err();
+            assert_eq!(d.keyword(), keyword, "{:?}", String::from_utf8_lossy(body));
+        }
+        // The Cyrillic look-alike: `MainPІD` is not a declared key.
+        let d = read_lines(&grammar(), "ActiveState=a\nMainPІD=1\n".as_bytes()).unwrap_err();
+        assert_eq!(d.keyword(), "key");
+        let long = format!("ActiveState={}\nMainPID=1\n", "a".repeat(60));
+        assert_eq!(
+            read_lines(&grammar(), long.as_bytes())
+                .unwrap_err()
+                .keyword(),
+            "max_line_bytes"
+        );
+    }
+
+    #[test]
+    fn normalisations_are_strict() {
+        let n =
+            |how: &Normalise, text: &str| normalise(how, &parse_doc(text.as_bytes(), 4).unwrap());
+        assert_eq!(
+            n(&Normalise::IntegerFromString, r#""42""#),
+            Ok(Value::from(42))
+        );
+        assert_eq!(
+            n(&Normalise::IntegerFromString, r#""-7""#),
+            Ok(Value::from(-7))
+        );
+        for bad in [
+            r#""042""#, r#""+1""#, r#"" 1""#, r#""1.0""#, r#""-0""#, "1", r#""""#,
+        ] {
+            assert!(n(&Normalise::IntegerFromString, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            n(&Normalise::Lowercase, r#""SUCCESS""#),
+            Ok(Value::from("success"))
+        );
+        assert!(n(&Normalise::Lowercase, r#""SUCCESS\u0130""#).is_err());
+        assert_eq!(
+            n(&Normalise::Rfc3339Utc, r#""2026-12-03T09:00:00+01:00""#),
+            Ok(Value::from("2026-12-03T08:00:00Z"))
+        );
+        assert!(n(&Normalise::Rfc3339Utc, r#""2026-12-03 09:00:00+01:00""#).is_err());
+        assert!(n(&Normalise::Rfc3339Utc, r#""Thu 2026-12-03 08:00:00 UTC""#).is_err());
+        assert_eq!(
+            n(&Normalise::Rfc3339FromEpochSeconds, "1764748800"),
+            Ok(Value::from("2025-12-03T08:00:00Z"))
+        );
+        let table: Map<String, Value> =
+            serde_json::from_str(r#"{"SUCCESS":"succeeded","FAILURE":"failed"}"#).unwrap();
+        assert_eq!(
+            n(&Normalise::Table(table.clone()), r#""FAILURE""#),
+            Ok(Value::from("failed"))
+        );
+        assert!(n(&Normalise::Table(table), r#""success""#).is_err());
+    }
+}
