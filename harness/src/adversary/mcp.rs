@@ -9,7 +9,7 @@
 use airlock_guard::{ContentKind, Request, STRUCTURED_CONTENT};
 use serde_json::{json, Map, Value};
 
-use super::{bytes, limits, schema_driven, Builder};
+use super::{bytes, classes, limits, Builder};
 use crate::cases::{splice, Expectation, Upstream};
 use crate::corpus::Fixture;
 
@@ -70,7 +70,7 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, message: &Value) {
         .cloned();
     if let Some(structured) = &structured {
         b.wrap = Some(message.clone());
-        schema_driven(b, fixture, structured);
+        classes(b, fixture, structured, false);
         b.wrap = None;
     }
     limits::size_and_depth(b, fixture, message);
@@ -487,16 +487,25 @@ impl Variants<'_, '_, '_> {
     fn structured_missing(&mut self, structured: &Value) {
         self.class = "mcp-structured-missing";
         let at = STRUCTURED_CONTENT;
+        if let Some(m) = self.edit(at, None) {
+            self.push(at, "missing", &m, vec![], Expectation::Reject);
+        }
+        // The text block agrees with each replacement: the shape of structuredContent
+        // itself is refused, not the disagreement.
         let variants = [
-            ("missing", None),
-            ("null", Some(Value::Null)),
-            ("array", Some(json!([structured]))),
-            ("json_string", Some(Value::String(structured.to_string()))),
+            ("null", Value::Null),
+            ("array", json!([structured])),
+            ("json_string", Value::String(structured.to_string())),
         ];
         for (suffix, new) in variants {
-            if let Some(m) = self.edit(at, new) {
-                self.push(at, suffix, &m, vec![], Expectation::Reject);
+            let mut m = self.message.clone();
+            if let Some(slot) = m.pointer_mut(at) {
+                *slot = new.clone();
             }
+            if let Some(text) = first_text(&m).and_then(|t| m.pointer_mut(&t)) {
+                *text = Value::String(new.to_string());
+            }
+            self.push(at, suffix, &m, vec![], Expectation::Reject);
         }
     }
 
@@ -545,7 +554,12 @@ impl Variants<'_, '_, '_> {
             Expectation::Transport,
         );
         for (suffix, m) in malformed {
-            self.push(at, suffix, &m, vec![token.clone()], Expectation::Reject);
+            let canaries = if m.to_string().contains(&token) {
+                vec![token.clone()]
+            } else {
+                Vec::new()
+            };
+            self.push(at, suffix, &m, canaries, Expectation::Reject);
         }
     }
 }

@@ -249,21 +249,26 @@ fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
         mcp::derived(b, fixture, value);
         return;
     }
-    schema_driven(b, fixture, value);
-    limits::size_and_depth(b, fixture, value);
-    bytes::raw_bytes(b, fixture, value);
+    classes(b, fixture, value, true);
 }
 
-/// The classes about the value the schema judges (an envelope, or an MCP tool's
-/// `structuredContent` wrapped back into its message by the [`Builder`]).
-fn schema_driven(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+/// The classes on `value`: those about the value the schema judges (an envelope, or an
+/// MCP tool's `structuredContent` wrapped back into its message by the [`Builder`]), and
+/// when it is the `whole` body, size, depth and broken bytes too.
+fn classes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value, whole: bool) {
     shapes::shapes(b, fixture, value);
     members::extra_properties(b, fixture, value);
     members::member_variants(b, fixture, value);
+    if whole {
+        limits::size_and_depth(b, fixture, value);
+    }
     binding::request_variants(b, fixture, value);
     neighbours::schema_neighbours(b, fixture, value);
     bytes::number_edges(b, fixture, value);
     bytes::bad_string_bytes(b, fixture, value);
+    if whole {
+        bytes::raw_bytes(b, fixture, value);
+    }
     reencode::reencodings(b, fixture, value);
     boundary::boundaries(b, fixture, value);
 }
