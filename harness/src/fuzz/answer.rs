@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn a_reader_that_keeps_the_last_duplicate_breaks_the_answer_invariant() {
         // The harness before it read answers strictly: serde_json, equal to the reference.
-        let lenient: &AnswerJudge = &|_, reference, answer| {
+        let lenient: &AnswerJudge = &|_, reference, answer, _| {
             let bytes = answer.raw().unwrap_or_default();
             match serde_json::from_slice::<Value>(bytes) {
                 Ok(value) if value == reference.to_json() => Vec::new(),
