@@ -213,7 +213,19 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         audit.raw_sha256().map(|d: Sha256Digest| d.to_string()),
         read.len()
     );
-    if !admission.is_admitted() {
+    if !admission.is_admitted() && audit.stage() == Stage::Transport {
+        // An MCP server's JSON-RPC error: the transport failure, retryable per policy.
+        let policy = contract
+            .retry()
+            .is_retryable(airlock_guard::ErrorCode::UpstreamUnavailable);
+        ensure!(
+            contract.input().mcp().is_some()
+                && agent.error() == Some((airlock_guard::ErrorCode::UpstreamUnavailable, policy)),
+            "not_transport_failure",
+            "a transport rejection gave the agent {}",
+            agent.to_json_string()
+        );
+    } else if !admission.is_admitted() {
         let fixed = AgentValue::invalid_response(contract.tool(), &request.request_id);
         ensure!(
             *agent == fixed,
