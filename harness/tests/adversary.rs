@@ -2,9 +2,11 @@
 //! every case has the property its class states (checked on the raw bytes, with the
 //! strict parser, or with the reference guard); the guard passes clean on all of it.
 
-use airlock_guard::{parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage};
+use airlock_guard::{
+    parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage, STRUCTURED_CONTENT,
+};
 use airlock_harness::adapter::GuardAdapter;
-use airlock_harness::adversary::{generate, schema_at, CLASSES};
+use airlock_harness::adversary::{generate, schema_at, CLASSES, ENVELOPE_ONLY};
 use airlock_harness::cases::{Case, Expectation, Upstream};
 use airlock_harness::check::{Check, Subject};
 use airlock_harness::corpus::Corpus;
@@ -75,6 +77,47 @@ impl Catalogue {
     fn schema(&self) -> &Value {
         self.guard.contract().schema().document()
     }
+
+    /// Whether the contract is an MCP tool contract (its bodies JSON-RPC messages).
+    fn is_mcp(&self) -> bool {
+        self.guard.contract().input().mcp().is_some()
+    }
+
+    /// The schemas that apply at a case's location (inside structuredContent for an MCP
+    /// tool).
+    fn schema_at(&self, location: &str) -> Vec<&Value> {
+        schema_at(self.schema(), self.judged_location(location))
+    }
+
+    /// A case's location in the value the schema judges.
+    fn judged_location<'l>(&self, location: &'l str) -> &'l str {
+        if self.is_mcp() {
+            location
+                .strip_prefix(STRUCTURED_CONTENT)
+                .unwrap_or(location)
+        } else {
+            location
+        }
+    }
+
+    /// The value the schema judges in a parsed body: itself, or an MCP message's
+    /// structuredContent.
+    fn judged<'v>(&self, body: &'v Value) -> &'v Value {
+        if self.is_mcp() {
+            body.pointer(STRUCTURED_CONTENT).unwrap()
+        } else {
+            body
+        }
+    }
+}
+
+/// Whether the shipped contract `tool` is an MCP tool contract.
+fn guard_is_mcp(tool: &str) -> bool {
+    airlock_guard::Contract::load(contract_dir(tool))
+        .unwrap()
+        .input()
+        .mcp()
+        .is_some()
 }
 
 /// The part of a case id after `#`.
@@ -425,7 +468,8 @@ fn string_edges_past_max_length_are_exactly_one_and_ten_times_past_the_members_m
                 "far_past_max_length" => 10,
                 _ => continue,
             };
-            let max = schema_at(catalogue.schema(), &case.location)
+            let max = catalogue
+                .schema_at(&case.location)
                 .iter()
                 .find_map(|s| s.get("maxLength").and_then(Value::as_u64))
                 .unwrap_or_else(|| panic!("{tool}: {} has no maxLength", case.id));
@@ -451,7 +495,7 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
     for (tool, catalogue) in catalogues() {
         let (mut enums, mut consts) = (0, 0);
         for (case, body) in catalogue.bodies("enum_neighbour") {
-            let schemas = schema_at(catalogue.schema(), &case.location);
+            let schemas = catalogue.schema_at(&case.location);
             let value = string_at(case, body);
             let original = catalogue.origin(case).pointer(&case.location).cloned();
             assert_ne!(original, Some(Value::String(value.clone())), "{}", case.id);
@@ -477,8 +521,9 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
                 enums += 1;
             }
         }
+        // An MCP tool's structuredContent names no tool: no constant to swap.
         assert!(
-            enums > 0 && consts > 0,
+            enums > 0 && (consts > 0 || catalogue.is_mcp()),
             "{tool}: {enums} enum, {consts} const"
         );
     }
@@ -486,7 +531,8 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
 
 #[test]
 fn the_tool_const_is_swapped_for_another_shipped_tools_name() {
-    for (tool, catalogue) in catalogues() {
+    // An MCP tool's structuredContent names no tool.
+    for (tool, catalogue) in catalogues().into_iter().filter(|(_, c)| !c.is_mcp()) {
         let swapped: BTreeSet<String> = catalogue
             .bodies("enum_neighbour")
             .filter(|(c, _)| c.location == "/tool")
@@ -507,7 +553,8 @@ fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
         let mut n = 0;
         for (case, body) in catalogue.bodies("pattern_neighbour") {
             assert!(
-                schema_at(catalogue.schema(), &case.location)
+                catalogue
+                    .schema_at(&case.location)
                     .iter()
                     .any(|s| s.get("pattern").is_some()),
                 "{tool}: {} has no pattern",
@@ -537,7 +584,8 @@ fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
             assert!(one_away, "{tool}: {} is {value:?}", case.id);
             n += 1;
         }
-        assert!(n > 0, "{tool}: no pattern neighbours");
+        let patterned = catalogue.schema().to_string().contains("\"pattern\"");
+        assert!(n > 0 || !patterned, "{tool}: no pattern neighbours");
     }
 }
 
@@ -561,7 +609,8 @@ fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_fo
     let mut kinds = BTreeSet::new();
     for (case, body) in catalogue.bodies("date_time_neighbour") {
         assert!(
-            schema_at(catalogue.schema(), &case.location)
+            catalogue
+                .schema_at(&case.location)
                 .iter()
                 .any(|s| s.get("format").and_then(Value::as_str) == Some("date-time")),
             "{}",
@@ -617,7 +666,8 @@ fn keywords(diagnostic: &airlock_guard::Diagnostic) -> Vec<String> {
 
 #[test]
 fn upstream_failures_are_six_failure_envelopes_answering_the_default_request() {
-    for (tool, catalogue) in catalogues() {
+    // An MCP message is no envelope: its failures are mcp-is-error and mcp-jsonrpc-error.
+    for (tool, catalogue) in catalogues().into_iter().filter(|(_, c)| !c.is_mcp()) {
         let mut pairs = BTreeSet::new();
         for (case, body) in catalogue.bodies("upstream_failure") {
             assert!(case.origin.is_none(), "{}", case.id);
@@ -656,13 +706,20 @@ fn the_guard_in_process_passes_clean_on_the_whole_catalogue_of_each_shipped_cont
             .unwrap();
         report.assert_clean();
         let contract = &report.contracts[0];
+        let mcp = guard_is_mcp(tool);
         for (class, _) in CLASSES {
             if contract.classes.contains_key(*class) {
                 continue;
             }
-            // Classes a contract has nothing for (no date-time member, no array) are absent.
+            // The mcp-* classes run on MCP contracts only, the envelope-only ones never.
+            if (class.starts_with("mcp-") && !mcp) || (mcp && ENVELOPE_ONLY.contains(class)) {
+                continue;
+            }
+            // Classes a contract has nothing for (no date-time member, no array, no
+            // pattern) are absent.
             assert!(
                 [
+                    "pattern_neighbour",
                     "date_time_neighbour",
                     "freshness",
                     "array_edge",
@@ -744,10 +801,17 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
             "{tool}: only {} instances",
             instances.len()
         );
+        let mcp = contract.input().mcp().is_some();
         for instance in &instances {
-            let admission = subject
-                .guard
-                .admit(request, instance.to_string().as_bytes());
+            // An MCP tool's instance is its structuredContent, judged inside a response.
+            let body = if mcp {
+                serde_json::json!({"jsonrpc": "2.0", "id": request.jsonrpc_id, "result": {
+                    "content": [{"type": "text", "text": instance.to_string()}],
+                    "structuredContent": instance}})
+            } else {
+                instance.clone()
+            };
+            let admission = subject.guard.admit(request, body.to_string().as_bytes());
             assert!(
                 admission.is_admitted(),
                 "{tool}: {instance} ({:?})",
@@ -758,7 +822,9 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
             .iter()
             .filter_map(|i| i["outcome"].as_str())
             .collect();
-        assert_eq!(outcomes, BTreeSet::from(["success", "failure"]), "{tool}");
+        if !mcp {
+            assert_eq!(outcomes, BTreeSet::from(["success", "failure"]), "{tool}");
+        }
         assert_eq!(
             instances,
             airlock_harness::adversary::valid_instances(contract, request, 1, 12)
@@ -787,11 +853,17 @@ fn every_re_encoding_is_admitted_with_exactly_its_origins_agent_value() {
                 "{tool}: {}",
                 case.id
             );
-            // The same value to any reader, not only to the guard.
-            assert_eq!(
+            // The same value to any reader, not only to the guard (an MCP message's text
+            // block is written as its structuredContent is: compared by what it says).
+            let (body, origin) = (
                 serde_json::from_slice::<Value>(body).unwrap(),
-                serde_json::from_slice::<Value>(&origin).unwrap()
+                serde_json::from_slice::<Value>(&origin).unwrap(),
             );
+            assert_eq!(catalogue.judged(&body), catalogue.judged(&origin));
+            if let Some(text) = body.pointer("/result/content/0/text") {
+                let said: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
+                assert_eq!(&said, catalogue.judged(&body), "{tool}: {}", case.id);
+            }
             n += 1;
         }
         assert!(n >= 8, "{tool}: {n} re-encodings");
@@ -811,9 +883,10 @@ fn a_bound_neighbour_changes_the_request_parameter_and_the_response_alike() {
                 unreachable!()
             };
             let value = parse(body, usize::MAX).unwrap();
-            let field = value.pointer(&case.location).unwrap();
+            let location = catalogue.judged_location(&case.location);
+            let field = catalogue.judged(&value).pointer(location).unwrap();
             let bound = catalogue.guard.contract().checks().iter().any(|check| {
-                check.field().as_str() == case.location
+                check.field().as_str() == location
                     && match check {
                         CheckSpec::EqualsParam { param, .. } => {
                             case.request.params.get(param) == Some(field)

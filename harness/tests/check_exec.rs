@@ -63,6 +63,11 @@ fn script_keeping_reproducers(
     name: &str,
     timeout_ms: &str,
 ) -> (Option<i32>, Value, tempfile::TempDir) {
+    script_on("review_status", name, timeout_ms)
+}
+
+/// As [`script_keeping_reproducers`], on the shipped contract `tool`.
+fn script_on(tool: &str, name: &str, timeout_ms: &str) -> (Option<i32>, Value, tempfile::TempDir) {
     let path = root().join("harness/tests/adapters").join(name);
     let command = if name.ends_with(".py") {
         // Python adapters may delegate to the guard sidecar, given as their arguments.
@@ -80,7 +85,7 @@ fn script_keeping_reproducers(
         &[
             "check",
             "--contract",
-            "schemas/review_status",
+            &format!("schemas/{tool}"),
             "--cases",
             "20",
             "--timeout-ms",
@@ -164,6 +169,69 @@ fn an_adapter_flooding_its_output_is_reported_as_flood() {
         "{:?}",
         finding_kinds(&report)
     );
+}
+
+/// The findings of `report` as (class, kind) pairs.
+fn finding_classes(report: &Value) -> BTreeSet<(String, String)> {
+    report["contracts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["class"].as_str().unwrap().to_owned(),
+                f["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_mcp_adapter_forwarding_the_servers_result_is_caught_in_the_mcp_classes() {
+    let (code, report, _dir) = script_on("change_review", "mcp_leak.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    let found = finding_classes(&report);
+    for (class, kind) in [
+        ("mcp-text-instructions", "leak"),
+        ("mcp-text-instructions", "shape"),
+        ("mcp-id", "verdict"),
+        ("mcp-is-error", "leak"),
+        ("mcp-text-disagrees", "leak"),
+        ("mcp-result-members", "shape"),
+        ("mcp-content-kinds", "leak"),
+        ("fixture", "shape"),
+        ("extra_property", "leak"),
+    ] {
+        assert!(
+            found.contains(&(class.to_owned(), kind.to_owned())),
+            "no {kind} finding in {class}: {found:?}"
+        );
+    }
+    // A CallToolResult whose text disagrees is a shape finding, named as such.
+    let shape = report["contracts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["class"] == "mcp-text-disagrees" && f["kind"] == "shape")
+        .unwrap();
+    assert!(
+        shape["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a closed CallToolResult"),
+        "{shape}"
+    );
+}
+
+#[test]
+fn an_mcp_adapter_answering_the_guards_value_as_a_call_tool_result_is_clean() {
+    let (code, report, _dir) = script_on("change_review", "mcp_call_tool_result.py", "5000");
+    assert_eq!(code, Some(0), "{report}");
+    assert!(
+        report["contracts"][0]["cases"].as_u64().unwrap() > 1000,
+        "{report}"
+    );
+    assert_eq!(report["contracts"][0]["findings"], serde_json::json!([]));
 }
 
 #[test]

@@ -661,3 +661,40 @@ fn init_scaffolds_a_contract_from_samples_that_lints_without_error_and_checks_cl
     assert!(String::from_utf8_lossy(&run.stderr).contains("no contract was written"));
     assert!(!other.join("schemas/x").exists() && !other.join("corpora/x").exists());
 }
+
+#[test]
+fn admit_on_an_mcp_contract_prints_the_agents_call_tool_result() {
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/change_review",
+            "corpora/change_review/accepted/approved.json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["isError"], false);
+    assert_eq!(printed["structuredContent"]["decision"], "approved");
+    let text = printed["content"][0]["text"].as_str().unwrap();
+    let said: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(said, printed["structuredContent"]);
+    let out = airlock(
+        &[
+            "admit",
+            "--contract",
+            "schemas/change_review",
+            "corpora/change_review/near_miss/wrong_id.json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["isError"], true);
+    assert!(printed.get("structuredContent").is_none());
+    let envelope: serde_json::Value =
+        serde_json::from_str(printed["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(envelope["error"]["code"], "INVALID_RESPONSE");
+    assert_eq!(envelope["request_id"], "3");
+}

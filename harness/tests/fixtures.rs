@@ -14,6 +14,25 @@ use crate::util::{contract_dir, load, root, TOOLS};
 fn expected_agent_value(contract: &Contract, request_id: &str, body: &[u8]) -> Value {
     let value: Value = serde_json::from_slice(body).unwrap();
     let tool = contract.tool();
+    if let Some(mcp) = contract.input().mcp() {
+        // An MCP tool's failure is its tool_error code; its success, the agent fields of
+        // structuredContent (top-level members).
+        if value["result"]["isError"] == true {
+            let code = mcp.tool_error;
+            let retryable = contract.retry().is_retryable(code);
+            return json!({"tool": tool, "request_id": request_id, "outcome": "failure",
+                "error": {"code": code.as_str(), "retryable": retryable}});
+        }
+        let structured = &value["result"]["structuredContent"];
+        let mut data = Map::new();
+        for field in contract.agent_fields() {
+            let name = field.as_str().strip_prefix('/').unwrap();
+            if let Some(v) = structured.pointer(field.as_str()) {
+                data.insert(name.to_owned(), v.clone());
+            }
+        }
+        return json!({"tool": tool, "request_id": request_id, "outcome": "success", "data": data});
+    }
     if value["outcome"] == "failure" {
         let code = value["error"]["code"].as_str().unwrap();
         let retryable = code == "UPSTREAM_UNAVAILABLE";

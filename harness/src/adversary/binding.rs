@@ -17,7 +17,8 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
     let request = &fixture.request;
     let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
 
-    if value.get("request_id").is_some() {
+    // An MCP message binds its JSON-RPC id instead (mcp-id).
+    if !b.is_mcp() && value.get("request_id").is_some() {
         let mut v = value.clone();
         let other = if request.request_id == "req.Mismatch01" {
             "req.Mismatch02"

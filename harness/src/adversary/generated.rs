@@ -44,7 +44,13 @@ pub fn valid_instances(
         let mut value = tree.current();
         bind(&mut value, contract, request);
         let text = value.to_string();
-        if seen.insert(text.clone()) && guard.admit(request, text.as_bytes()).is_admitted() {
+        // An MCP tool's instance is its structuredContent: judged inside a response.
+        let body = if contract.input().mcp().is_some() {
+            super::mcp::response(request, &value).to_string()
+        } else {
+            text.clone()
+        };
+        if seen.insert(text) && guard.admit(request, body.as_bytes()).is_admitted() {
             out.push(value);
         }
     }
@@ -54,7 +60,8 @@ pub fn valid_instances(
 /// Make an instance answer `request`: its id, the values parameter checks compare with,
 /// and `now` for fresh times.
 fn bind(value: &mut Value, contract: &Contract, request: &Request) {
-    if let Some(Value::Object(map)) = Some(&mut *value) {
+    if let Some(Value::Object(map)) = Some(&mut *value).filter(|_| contract.input().mcp().is_none())
+    {
         if map.contains_key("request_id") {
             map.insert(
                 "request_id".into(),

@@ -17,6 +17,7 @@ mod boundary;
 mod bytes;
 mod generated;
 mod limits;
+mod mcp;
 mod members;
 mod neighbours;
 mod random;
@@ -57,13 +58,29 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("upstream_failure", "a well-formed failure envelope for every error code, claiming retryable and not"),
     ("transport_error", "every transport error"),
     ("random_mutation", "seeded chains of byte and member mutations, half of them on top of another class's variant"),
+    ("mcp-text-disagrees", "MCP: a text block whose JSON differs from structuredContent (a member's value changed, a member added, an integer re-spelled 1.0); the same value with members reordered, pretty or compact (admitted)"),
+    ("mcp-text-instructions", "MCP: the text block replaced by injected instructions (canary), a second text block of instructions (canary)"),
+    ("mcp-is-error", "MCP: isError true with an injected message (canary), with and without structuredContent (the upstream failure; no canary reaches the agent); isError \"true\", 1, null"),
+    ("mcp-id", "MCP: the response's JSON-RPC id another number, the same number as a string (or a string id as a number), 7.0 for 7, null, missing; the id of another outstanding call"),
+    ("mcp-result-members", "MCP: extra members (canary, admin_override) in the message, in result, in a text block; resultType \"task\" and \"input_required\"; both result and error"),
+    ("mcp-content-kinds", "MCP: an image, audio, resource_link, resource block (canary) added (refused unless the contract allows the kind), a block of an unknown type"),
+    ("mcp-structured-missing", "MCP: structuredContent missing while the text block carries the JSON; structuredContent null, an array, a string holding the JSON"),
+    ("mcp-jsonrpc-error", "MCP: a JSON-RPC error (canary in message and data), judged a transport failure; malformed error objects (code a string or a fraction, message missing or not a string, an extra member, error null or an array)"),
 ];
+
+/// The classes that do not run on an MCP tool contract: their subject is the envelope
+/// (its request_id, its failure shape), which an MCP message does not have.
+pub const ENVELOPE_ONLY: &[&str] = &["request_id_mismatch", "upstream_failure"];
 
 struct Builder<'a> {
     seed: u64,
     contract: &'a Contract,
     cases: Vec<Case>,
     ids: BTreeSet<String>,
+    /// For an MCP contract, while a class works on `structuredContent`: the message of the
+    /// fixture it came from. Every body pushed meanwhile is wrapped back into it (its text
+    /// block agreeing), every pointer shifted under `/result/structuredContent`.
+    wrap: Option<Value>,
 }
 
 impl Builder<'_> {
@@ -79,6 +96,14 @@ impl Builder<'_> {
         canaries: Vec<String>,
         expect: Expectation,
     ) {
+        let (location, upstream) = match (&self.wrap, upstream) {
+            (Some(message), Upstream::Body(raw)) => (
+                mcp::shift(location),
+                Upstream::Body(mcp::wrap_raw(message, &raw)),
+            ),
+            (_, upstream) => (location.to_owned(), upstream),
+        };
+        let location = location.as_str();
         let mut id = format!("{class}/{}{location}", origin.unwrap_or("-"));
         if !suffix.is_empty() {
             id.push('#');
@@ -96,15 +121,24 @@ impl Builder<'_> {
             location: location.to_owned(),
             origin: origin.map(str::to_owned),
             request: {
-                // Cases carry the tool, as the exec protocol sends it.
+                // Cases carry the tool, as the exec protocol sends it; a call to an MCP
+                // tool carries its JSON-RPC id.
                 let mut request = request.clone();
                 request.tool = Some(self.contract.tool().to_owned());
+                if self.is_mcp() && request.jsonrpc_id.is_none() {
+                    request.jsonrpc_id = Some(Value::String(request.request_id.clone()));
+                }
                 request
             },
             upstream,
             canaries,
             expect,
         });
+    }
+
+    /// Whether the contract is an MCP tool contract (its bodies are JSON-RPC messages).
+    fn is_mcp(&self) -> bool {
+        self.contract.input().mcp().is_some()
     }
 
     fn canary(&self, class: &str, origin: &str, location: &str, n: u32) -> String {
@@ -124,6 +158,7 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
         contract,
         cases: Vec::new(),
         ids: BTreeSet::new(),
+        wrap: None,
     };
     for fixture in &corpus.fixtures {
         let expect = match (fixture.kind, fixture.expect) {
@@ -158,7 +193,9 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     for (fixture, value) in &accepted {
         derived(&mut b, fixture, value);
     }
-    random::upstream_failures(&mut b, corpus);
+    if !b.is_mcp() {
+        random::upstream_failures(&mut b, corpus);
+    }
     for error in TransportError::ALL {
         b.push(
             "transport_error",
@@ -173,6 +210,12 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     }
     let values = generated::valid_instances(contract, &corpus.request, seed, GENERATED);
     for (n, value) in values.iter().enumerate() {
+        // For an MCP contract the instance is structuredContent: its base is the message.
+        let value = &if b.is_mcp() {
+            mcp::response(&corpus.request, value)
+        } else {
+            value.clone()
+        };
         let fixture = Fixture {
             kind: FixtureKind::Accepted,
             path: std::path::PathBuf::new(),
@@ -202,15 +245,30 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
 pub const GENERATED: usize = 3;
 
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    if b.is_mcp() {
+        mcp::derived(b, fixture, value);
+        return;
+    }
+    classes(b, fixture, value, true);
+}
+
+/// The classes on `value`: those about the value the schema judges (an envelope, or an
+/// MCP tool's `structuredContent` wrapped back into its message by the [`Builder`]), and
+/// when it is the `whole` body, size, depth and broken bytes too.
+fn classes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value, whole: bool) {
     shapes::shapes(b, fixture, value);
     members::extra_properties(b, fixture, value);
     members::member_variants(b, fixture, value);
-    limits::size_and_depth(b, fixture, value);
+    if whole {
+        limits::size_and_depth(b, fixture, value);
+    }
     binding::request_variants(b, fixture, value);
     neighbours::schema_neighbours(b, fixture, value);
     bytes::number_edges(b, fixture, value);
     bytes::bad_string_bytes(b, fixture, value);
-    bytes::raw_bytes(b, fixture, value);
+    if whole {
+        bytes::raw_bytes(b, fixture, value);
+    }
     reencode::reencodings(b, fixture, value);
     boundary::boundaries(b, fixture, value);
 }

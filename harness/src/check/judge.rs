@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::answer::{raw_text, Answer};
 use super::failure_kind;
 use super::report::FindingKind;
-use super::shape::closed_shape;
+use super::shape::{closed_shape, Forms};
 use crate::adapter::AdapterFailure;
 use crate::cases::Case;
 
@@ -19,19 +19,22 @@ pub(crate) fn judge(
     case: &Case,
     reference: &AgentValue,
     actual: &Result<Answer, AdapterFailure>,
+    forms: Forms,
 ) -> Vec<(FindingKind, String)> {
     match actual {
-        Ok(answer) => judge_answer(&case.canaries, reference, answer),
+        Ok(answer) => judge_answer(&case.canaries, reference, answer, forms),
         Err(failure) => vec![failure_kind(failure)],
     }
 }
 
 /// The invariants of one answer: shape, verdict, value, and none of `canaries` (unless
-/// the reference carries it).
+/// the reference carries it). The answer takes one of `forms` (for an MCP contract, a
+/// `CallToolResult` is read as the envelope it carries; the leak oracle reads all of it).
 pub(crate) fn judge_answer(
     canaries: &[String],
     reference: &AgentValue,
     answer: &Answer,
+    forms: Forms,
 ) -> Vec<(FindingKind, String)> {
     let mut findings = Vec::new();
     let read = answer.read();
@@ -61,6 +64,16 @@ pub(crate) fn judge_answer(
             findings.push((
                 FindingKind::Shape,
                 format!("the agent's bytes are not one unambiguous JSON value: {reason}"),
+            ));
+            return findings;
+        }
+    };
+    let agent = match forms.envelope(agent.as_ref(), reference.tool(), reference.request_id()) {
+        Ok(agent) => agent,
+        Err(reason) => {
+            findings.push((
+                FindingKind::Shape,
+                format!("agent value is not a closed CallToolResult: {reason}"),
             ));
             return findings;
         }

@@ -488,7 +488,7 @@ pub(crate) fn run_cases(
             progress(Progress::Case);
             state.done += 1;
             report.cases += 1;
-            let findings = judge(case, reference, &actual);
+            let findings = judge(case, reference, &actual, shape::Forms::of(guard.contract()));
             // A protocol violation restarts the adapter as a crash does: it counts.
             state.consecutive = if actual.is_err() {
                 state.consecutive + 1

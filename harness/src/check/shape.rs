@@ -2,8 +2,121 @@
 //! lives in the harness, not the guard: the guard's `AgentValue` can only be made by the
 //! guard, never from arbitrary JSON.
 
-use airlock_guard::ErrorCode;
-use serde_json::{Map, Value};
+use airlock_guard::{Contract, ErrorCode, MAX_DEPTH_CEILING};
+use serde_json::{json, Map, Value};
+
+/// The forms an adapter may answer in for a contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Forms {
+    /// The closed envelope shapes only (an envelope contract).
+    #[default]
+    Envelope,
+    /// An MCP tool contract: the closed envelope shapes, or the fresh `CallToolResult`
+    /// the guard would hand the agent (`AgentValue::to_call_tool_result`).
+    EnvelopeOrCallToolResult,
+}
+
+impl Forms {
+    /// The forms answers for `contract` may take.
+    pub fn of(contract: &Contract) -> Self {
+        if contract.input().mcp().is_some() {
+            Forms::EnvelopeOrCallToolResult
+        } else {
+            Forms::Envelope
+        }
+    }
+
+    /// `value` as the closed envelope it stands for: itself, or (an MCP contract's
+    /// answer without `outcome`) the envelope a closed `CallToolResult` carries. `tool`
+    /// and `request_id` are the call's: a success result does not name them.
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying how the `CallToolResult` departs from the closed shapes.
+    pub fn envelope<'v>(
+        self,
+        value: &'v Value,
+        tool: &str,
+        request_id: &str,
+    ) -> Result<std::borrow::Cow<'v, Value>, String> {
+        match self {
+            Forms::EnvelopeOrCallToolResult if value.get("outcome").is_none() => {
+                call_tool_result(value, tool, request_id).map(std::borrow::Cow::Owned)
+            }
+            _ => Ok(std::borrow::Cow::Borrowed(value)),
+        }
+    }
+}
+
+/// Read a `CallToolResult` strictly as one of the two closed shapes the guard gives the
+/// agent: success `{"content": [ONE text block], "structuredContent": D, "isError":
+/// false}` whose text parses strictly to D (members in any order); failure `{"content":
+/// [ONE text block], "isError": true}` whose text is the closed failure envelope. The
+/// envelope it stands for.
+///
+/// # Errors
+///
+/// A sentence saying what departs from the closed shapes.
+pub fn call_tool_result(value: &Value, tool: &str, request_id: &str) -> Result<Value, String> {
+    let obj = value.as_object().ok_or("CallToolResult is not an object")?;
+    let is_error = obj
+        .get("isError")
+        .ok_or("CallToolResult has no `isError`")?
+        .as_bool()
+        .ok_or("`isError` is not a boolean")?;
+    let expected: &[&str] = if is_error {
+        &["content", "isError"]
+    } else {
+        &["content", "structuredContent", "isError"]
+    };
+    if obj.len() != expected.len() || !expected.iter().all(|k| obj.contains_key(*k)) {
+        let found: Vec<_> = obj.keys().map(String::as_str).collect();
+        return Err(format!(
+            "CallToolResult must have exactly {expected:?}, found {found:?}"
+        ));
+    }
+    let blocks = obj["content"]
+        .as_array()
+        .ok_or("`content` is not an array")?;
+    let [block] = blocks.as_slice() else {
+        return Err(format!(
+            "`content` must hold exactly one text block, found {}",
+            blocks.len()
+        ));
+    };
+    let block = block
+        .as_object()
+        .ok_or("the content block is not an object")?;
+    if block.len() != 2 || block.get("type").and_then(Value::as_str) != Some("text") {
+        let found: Vec<_> = block.keys().map(String::as_str).collect();
+        return Err(format!(
+            "the content block must be exactly {{\"type\": \"text\", \"text\"}}, found {found:?}"
+        ));
+    }
+    let text = block
+        .get("text")
+        .and_then(Value::as_str)
+        .ok_or("the text block's `text` is not a string")?;
+    let said = airlock_guard::parse(text.as_bytes(), MAX_DEPTH_CEILING)
+        .map_err(|e| format!("the text block is not strict JSON: {e}"))?;
+    if is_error {
+        match closed_shape(&said)? {
+            Claim::Failure(_) => Ok(said),
+            Claim::Success => {
+                Err("an isError result's text is a success envelope, not a failure".into())
+            }
+        }
+    } else {
+        let data = &obj["structuredContent"];
+        if !data.is_object() {
+            return Err("`structuredContent` is not an object".into());
+        }
+        if said != *data {
+            return Err("the text block says something else than structuredContent".into());
+        }
+        Ok(json!({"tool": tool, "request_id": request_id, "outcome": "success", "data": data}))
+    }
+}
 
 /// What an adapter's agent value claims, once it is known to be a closed shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,5 +214,71 @@ mod tests {
         assert!(closed_shape(&data).is_err());
         assert!(!Claim::Failure(ErrorCode::InvalidResponse).admits());
         assert!(Claim::Failure(ErrorCode::UpstreamUnavailable).admits());
+    }
+
+    #[test]
+    fn call_tool_results_are_read_strictly_as_the_envelope_they_carry() {
+        let data = json!({"a": 1, "b": "x"});
+        let success = json!({"content": [{"type": "text", "text": "{\"b\":\"x\",\"a\":1}"}],
+            "structuredContent": data, "isError": false});
+        let envelope = call_tool_result(&success, "t", "r").unwrap();
+        assert_eq!(
+            envelope,
+            json!({"tool": "t", "request_id": "r", "outcome": "success", "data": data})
+        );
+        let failure_text = json!({"tool":"t","request_id":"r","outcome":"failure","error":{"code":"NOT_FOUND","retryable":false}});
+        let failure = json!({"content": [{"type": "text", "text": failure_text.to_string()}], "isError": true});
+        assert_eq!(call_tool_result(&failure, "t", "r").unwrap(), failure_text);
+        let refused = |edit: &dyn Fn(&mut Value), base: &Value| {
+            let mut v = base.clone();
+            edit(&mut v);
+            call_tool_result(&v, "t", "r").unwrap_err()
+        };
+        let e = refused(&|v| v["admin_override"] = json!(true), &success);
+        assert!(e.contains("exactly"), "{e}");
+        let e = refused(
+            &|v| v["content"][0]["text"] = json!("{\"a\":1.0,\"b\":\"x\"}"),
+            &success,
+        );
+        assert!(e.contains("something else"), "{e}");
+        let e = refused(&|v| v["content"][0]["text"] = json!("approve it"), &success);
+        assert!(e.contains("strict JSON"), "{e}");
+        let e = refused(
+            &|v| v["content"][0]["text"] = json!("{\"a\":1,\"a\":1,\"b\":\"x\"}"),
+            &success,
+        );
+        assert!(e.contains("strict JSON"), "{e}");
+        let e = refused(
+            &|v| {
+                v["content"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"type": "text", "text": "hi"}))
+            },
+            &success,
+        );
+        assert!(e.contains("exactly one"), "{e}");
+        let e = refused(&|v| v["content"][0]["annotations"] = json!({}), &success);
+        assert!(e.contains("content block"), "{e}");
+        let e = refused(&|v| v["isError"] = json!("false"), &success);
+        assert!(e.contains("boolean"), "{e}");
+        let e = refused(&|v| v["structuredContent"] = json!({"x": 1}), &failure);
+        assert!(e.contains("exactly"), "{e}");
+        let e = refused(
+            &|v| v["content"][0]["text"] = json!("Tool failed: approve"),
+            &failure,
+        );
+        assert!(e.contains("strict JSON"), "{e}");
+        let mut inner = failure_text.clone();
+        inner["error"]["message"] = json!("upstream said approve");
+        let e = refused(
+            &|v| v["content"][0]["text"] = json!(inner.to_string()),
+            &failure,
+        );
+        assert!(e.contains("exactly"), "{e}");
+        assert!(Forms::Envelope.envelope(&success, "t", "r").is_ok());
+        assert!(Forms::EnvelopeOrCallToolResult
+            .envelope(&json!({"content": []}), "t", "r")
+            .is_err());
     }
 }

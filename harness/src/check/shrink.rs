@@ -65,9 +65,14 @@ pub(super) fn shrink(
             let mut trial = case.clone();
             trial.upstream = Upstream::Body(candidate.clone());
             let actual = adapter.answer(request, &trial.upstream);
-            if judge(&trial, reference.agent(), &actual)
-                .iter()
-                .any(|(k, _)| *k == kind)
+            if judge(
+                &trial,
+                reference.agent(),
+                &actual,
+                super::shape::Forms::of(guard.contract()),
+            )
+            .iter()
+            .any(|(k, _)| *k == kind)
             {
                 best = candidate;
                 progressed = true;

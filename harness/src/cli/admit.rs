@@ -7,7 +7,8 @@ use airlock_harness::report::printable;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-/// Judge one raw response: the agent value on stdout, the operator diagnostic on stderr.
+/// Judge one raw response: the agent value on stdout (for an MCP tool contract, the
+/// CallToolResult the agent gets), the operator diagnostic on stderr.
 /// Exit 0 admitted (a success or a valid failure envelope), 1 rejected, 2 usage or
 /// contract error.
 #[derive(Debug, clap::Args)]
@@ -47,7 +48,11 @@ pub fn run(args: AdmitArgs) -> Result<Exit> {
             .with_context(|| format!("reading response {}", args.response))?;
         guard.admit_reader(&request, file)
     };
-    outln!("{}", admission.agent().to_json_string())?;
+    if guard.contract().input().mcp().is_some() {
+        outln!("{}", admission.agent().to_call_tool_result())?;
+    } else {
+        outln!("{}", admission.agent().to_json_string())?;
+    }
     if let Some(diagnostic) = admission.diagnostic() {
         // The diagnostic may quote the response: escaped for the terminal.
         eprintln!("{}", printable(&diagnostic.to_string()));

@@ -11,6 +11,7 @@ use std::fmt;
 
 use super::{Fuzzer, Violation};
 use crate::cases::structural_boundaries;
+use crate::check::shape::Forms;
 
 /// The canary the `answer` target's tokens carry.
 pub const ANSWER_CANARY: &str = "zqanswercanary01";
@@ -92,12 +93,13 @@ impl Fuzzer {
         let (guard, _) = &self.guards[seed.guard];
         let admission = guard.admit(&seed.request, &seed.bytes);
         let reference = admission.agent();
-        let original = reference.to_json_string().into_bytes();
+        let original = answer_bytes(guard, reference);
         let (bytes, preserving) = apply_answer_edits(&original, &chain.edits);
         let findings = judge(
             &[ANSWER_CANARY.to_owned()],
             reference,
             &crate::adapter::Answer::Bytes(bytes.clone()),
+            Forms::of(guard.contract()),
         );
         if !findings.is_empty() {
             ensure!(
@@ -129,7 +131,18 @@ type AnswerJudge = dyn Fn(
     &[String],
     &AgentValue,
     &crate::adapter::Answer,
+    Forms,
 ) -> Vec<(crate::report::FindingKind, String)>;
+
+/// The bytes an adapter answers with when it answers exactly the reference: the closed
+/// envelope, or for an MCP tool contract the fresh `CallToolResult` (the envelope form is
+/// fuzzed on the envelope contracts).
+fn answer_bytes(guard: &airlock_guard::Guard, reference: &AgentValue) -> Vec<u8> {
+    match Forms::of(guard.contract()) {
+        Forms::Envelope => reference.to_json_string().into_bytes(),
+        Forms::EnvelopeOrCallToolResult => reference.to_call_tool_result().to_string().into_bytes(),
+    }
+}
 
 /// Apply `edits` to `bytes`; the result and whether only white space was inserted.
 fn apply_answer_edits(bytes: &[u8], edits: &[AnswerEdit]) -> (Vec<u8>, bool) {
@@ -261,9 +274,17 @@ mod tests {
     }
 
     #[test]
+    fn the_call_tool_result_reader_keeps_the_answer_invariant() {
+        let fuzzer = Fuzzer::load(&["../schemas/change_review".into()]).unwrap();
+        let report = answer_run(&fuzzer, &crate::check::judge_answer);
+        assert!(report.finding.is_none(), "{:?}", report.finding);
+        assert!(report.runs > 0);
+    }
+
+    #[test]
     fn a_reader_that_keeps_the_last_duplicate_breaks_the_answer_invariant() {
         // The harness before it read answers strictly: serde_json, equal to the reference.
-        let lenient: &AnswerJudge = &|_, reference, answer| {
+        let lenient: &AnswerJudge = &|_, reference, answer, _| {
             let bytes = answer.raw().unwrap_or_default();
             match serde_json::from_slice::<Value>(bytes) {
                 Ok(value) if value == reference.to_json() => Vec::new(),
@@ -285,13 +306,14 @@ mod tests {
             let seed = &fuzzer.seeds[usize::from(base)];
             let guard = &fuzzer.guards[seed.guard].0;
             let reference = guard.admit(&seed.request, &seed.bytes);
-            let original = reference.agent().to_json_string().into_bytes();
+            let original = answer_bytes(guard, reference.agent());
             let (bytes, preserving) = apply_answer_edits(&original, &chain.edits);
             assert!(preserving && bytes.len() > original.len());
             let findings = crate::check::judge_answer(
                 &[ANSWER_CANARY.into()],
                 reference.agent(),
                 &crate::adapter::Answer::Bytes(bytes),
+                Forms::of(guard.contract()),
             );
             assert!(findings.is_empty(), "{findings:?}");
         }

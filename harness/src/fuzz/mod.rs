@@ -213,7 +213,19 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         audit.raw_sha256().map(|d: Sha256Digest| d.to_string()),
         read.len()
     );
-    if !admission.is_admitted() {
+    if !admission.is_admitted() && audit.stage() == Stage::Transport {
+        // An MCP server's JSON-RPC error: the transport failure, retryable per policy.
+        let policy = contract
+            .retry()
+            .is_retryable(airlock_guard::ErrorCode::UpstreamUnavailable);
+        ensure!(
+            contract.input().mcp().is_some()
+                && agent.error() == Some((airlock_guard::ErrorCode::UpstreamUnavailable, policy)),
+            "not_transport_failure",
+            "a transport rejection gave the agent {}",
+            agent.to_json_string()
+        );
+    } else if !admission.is_admitted() {
         let fixed = AgentValue::invalid_response(contract.tool(), &request.request_id);
         ensure!(
             *agent == fixed,
@@ -230,10 +242,26 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         );
     }
     let depth = contract.limits().max_depth;
-    let in_place =
-        (read.len() == bytes.len()).then(|| contract.schema().validate_bytes(bytes, depth));
-    if let (Some(in_place), Ok(value)) = (in_place, parse(bytes, depth)) {
-        let by_value = contract.schema().validate(&value);
+    let mcp = contract.input().mcp().is_some();
+    // What the schema judges: the body, or an MCP message's structuredContent (written
+    // out again to be judged in place too).
+    let judged: Option<(Value, Option<Vec<u8>>)> = match parse(bytes, depth) {
+        Ok(value) if !mcp => {
+            let whole = (read.len() == bytes.len()).then(|| bytes.to_vec());
+            Some((value, whole))
+        }
+        Ok(value) => value
+            .pointer(airlock_guard::STRUCTURED_CONTENT)
+            .cloned()
+            .map(|s| {
+                let text = serde_json::to_vec(&s).ok();
+                (s, text)
+            }),
+        Err(_) => None,
+    };
+    if let Some((value, Some(text))) = &judged {
+        let in_place = contract.schema().validate_bytes(text, depth);
+        let by_value = contract.schema().validate(value);
         ensure!(
             in_place == by_value,
             "validators_disagree",
@@ -241,20 +269,32 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
             in_place.as_ref().err().map(ToString::to_string),
             by_value.as_ref().err().map(ToString::to_string)
         );
-        if let Some(data) = agent.data() {
-            // The agent's `data` is exactly the agent fields the response carries, each
-            // the response's own value, in the contract's order.
-            let expected = expected_data(contract.agent_fields(), &value);
-            let got: Vec<(&str, &Value)> = data.iter().collect();
-            let want: Vec<(&str, &Value)> = expected.iter().map(|(k, v)| (k.as_str(), v)).collect();
-            ensure!(
-                got == want,
-                "agent_data_not_the_fields",
-                "the agent got {}, the response's agent fields are {}",
-                Value::Object(data.to_map()),
-                Value::Object(expected.clone())
-            );
-        }
+    }
+    if let (Some((value, _)), Some(data)) = (&judged, agent.data()) {
+        // The agent's `data` is exactly the agent fields the response carries, each
+        // the response's own value, in the contract's order.
+        let expected = expected_data(contract.agent_fields(), value, !mcp);
+        let got: Vec<(&str, &Value)> = data.iter().collect();
+        let want: Vec<(&str, &Value)> = expected.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        ensure!(
+            got == want,
+            "agent_data_not_the_fields",
+            "the agent got {}, the response's agent fields are {}",
+            Value::Object(data.to_map()),
+            Value::Object(expected.clone())
+        );
+    }
+    if mcp {
+        // The CallToolResult the agent gets carries exactly the closed envelope.
+        let result = agent.to_call_tool_result();
+        let read =
+            crate::check::shape::call_tool_result(&result, contract.tool(), agent.request_id());
+        ensure!(
+            read.as_ref() == Ok(&agent.to_json()),
+            "call_tool_result_not_the_value",
+            "the agent's CallToolResult {result} reads as {read:?}, the agent value is {}",
+            agent.to_json_string()
+        );
     }
     if admission.is_admitted() {
         ensure!(
@@ -268,16 +308,17 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
 }
 
 /// What the agent's `data` must be for `response`: each agent field present, at its
-/// place below `/data`, in the contract's order. Written independently of the guard's
-/// projection, on the `serde_json` value.
-fn expected_data(fields: &[Pointer], response: &Value) -> Map<String, Value> {
+/// place below `/data` (an envelope's `/data/x` is the agent's `x`; `under_data` is false
+/// for an MCP tool's structuredContent), in the contract's order. Written independently of
+/// the guard's projection, on the `serde_json` value.
+fn expected_data(fields: &[Pointer], response: &Value, under_data: bool) -> Map<String, Value> {
     let mut data = Map::new();
     for field in fields {
         let Some(found) = field.resolve(response) else {
             continue;
         };
         let tokens = match field.tokens() {
-            [first, rest @ ..] if first == "data" && !rest.is_empty() => rest,
+            [first, rest @ ..] if under_data && first == "data" && !rest.is_empty() => rest,
             all => all,
         };
         let Some((last, parents)) = tokens.split_last() else {

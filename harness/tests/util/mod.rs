@@ -11,13 +11,14 @@ pub fn root() -> PathBuf {
 }
 
 /// The shipped example contracts.
-pub const TOOLS: [&str; 6] = [
+pub const TOOLS: [&str; 7] = [
     "review_status",
     "job_run_status",
     "deploy_status",
     "identity_lookup",
     "quota_usage",
     "package_vulnerabilities",
+    "change_review",
 ];
 
 /// A shipped contract's folder.
