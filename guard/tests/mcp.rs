@@ -297,7 +297,7 @@ fn mcp_manifest_keys_are_checked_at_load() {
         (
             "[input]\ntext = \"ignore\"",
             r#"["/a"]"#,
-            "MCP tool contracts only",
+            "applies to `kind = \"mcp\"` contracts only",
         ),
         (
             "[input]\nkind = \"mcp\"\ntool_error = \"INVALID_RESPONSE\"",
