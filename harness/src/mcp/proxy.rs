@@ -216,8 +216,8 @@ impl Proxy {
     /// contract's `max_bytes`.
     #[must_use]
     pub fn max_message_bytes(mut self, bytes: u64) -> Self {
-        self.max_message_bytes = usize::try_from(bytes.clamp(1, MAX_MESSAGE_BYTES_CEILING))
-            .unwrap_or(usize::MAX / 2);
+        self.max_message_bytes =
+            usize::try_from(bytes.clamp(1, MAX_MESSAGE_BYTES_CEILING)).unwrap_or(usize::MAX / 2);
         self
     }
 
@@ -494,13 +494,19 @@ impl Shared {
 
     fn to_client_raw(&self, line: &[u8]) {
         let mut client = lock(&self.client);
-        if client.write_all(line).and_then(|()| client.flush()).is_err() {
+        if client
+            .write_all(line)
+            .and_then(|()| client.flush())
+            .is_err()
+        {
             let _ = self.events.send(Event::ClientGone);
         }
     }
 
     fn answer_error(&self, id: &Value, code: i64, message: &str) {
-        self.to_client(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
+        self.to_client(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        );
     }
 
     fn answer_result(&self, id: &Value, agent: &AgentValue, modern: bool) {

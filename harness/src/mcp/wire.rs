@@ -137,26 +137,26 @@ pub(crate) fn scan(bytes: &[u8]) -> Members {
             return members;
         }
         at = skip_ws(bytes, at + 1);
+        match &*key {
+            "method" => members.method = true,
+            "result" | "error" => members.answer = true,
+            _ => {}
+        }
         let start = at;
         let Some(end) = value_end(bytes, at) else {
             return members;
         };
-        match &*key {
-            "id" => {
-                if members.id.is_some() || members.bad_id {
-                    members.bad_id = true;
-                } else {
-                    match serde_json::from_slice::<Value>(&bytes[start..end]) {
-                        Ok(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => {
-                            members.id = Some(id);
-                        }
-                        _ => members.bad_id = true,
+        if key == "id" {
+            if members.id.is_some() || members.bad_id {
+                members.bad_id = true;
+            } else {
+                match serde_json::from_slice::<Value>(&bytes[start..end]) {
+                    Ok(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => {
+                        members.id = Some(id);
                     }
+                    _ => members.bad_id = true,
                 }
             }
-            "method" => members.method = true,
-            "result" | "error" => members.answer = true,
-            _ => {}
         }
         at = end;
     }
@@ -225,7 +225,8 @@ mod tests {
 
     #[test]
     fn scan_finds_the_id_of_a_response_before_its_result() {
-        let m = scan(br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x\"}"#);
+        let m =
+            scan(br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x\"}"#);
         assert_eq!(m.id, Some(json!(3)));
         assert!(m.answer && !m.method && !m.complete && !m.bad_id);
     }
@@ -249,11 +250,17 @@ mod tests {
         let text = b"0123456789\nnext\n";
         let mut reader = io::BufReader::with_capacity(4, &text[..]);
         let mut buf = Vec::new();
-        assert_eq!(read_line_onto(&mut reader, &mut buf, 5).unwrap(), Line::TooLong);
+        assert_eq!(
+            read_line_onto(&mut reader, &mut buf, 5).unwrap(),
+            Line::TooLong
+        );
         assert_eq!(buf, b"01234");
         assert!(skip_line(&mut reader).unwrap());
         buf.clear();
-        assert_eq!(read_line_onto(&mut reader, &mut buf, 5).unwrap(), Line::Complete);
+        assert_eq!(
+            read_line_onto(&mut reader, &mut buf, 5).unwrap(),
+            Line::Complete
+        );
         assert_eq!(buf, b"next");
         buf.clear();
         assert_eq!(read_line_onto(&mut reader, &mut buf, 5).unwrap(), Line::Eof);
