@@ -12,4 +12,5 @@ mod docs;
 mod fixtures;
 mod fuzz;
 mod lint;
+mod mcp_proxy;
 mod util;

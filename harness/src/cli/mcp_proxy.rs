@@ -49,6 +49,7 @@ enum UnguardedArg {
 }
 
 pub fn run(args: ProxyArgs) -> Result<Exit> {
+    let mut folders = std::collections::HashMap::new();
     let guards = args
         .contracts
         .iter()
@@ -59,6 +60,14 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
                 anyhow::bail!(
                     "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
                     dir.display()
+                );
+            }
+            if let Some(other) = folders.insert(contract.tool().to_owned(), dir) {
+                anyhow::bail!(
+                    "contracts {} and {}: two contracts for the tool {}; give one per tool",
+                    other.display(),
+                    dir.display(),
+                    contract.tool()
                 );
             }
             Ok(Guard::new(contract))

@@ -3,7 +3,9 @@
 //! only ever receives as a fresh result built by the guard; nothing from a rejected answer
 //! reaches it. Lines are read under a bound: an over-long one is never held whole.
 
-use airlock_guard::{jiff::Timestamp, AgentValue, AuditRecord, Guard, Request, TransportError};
+use airlock_guard::{
+    jiff::Timestamp, AgentValue, AuditRecord, Guard, Request, TransportError, Verdict,
+};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -539,16 +541,21 @@ impl Shared {
     fn conclude(&self, call: &Call, admission: &airlock_guard::Admission) {
         self.answer_result(&call.id, admission.agent(), call.modern);
         self.record(admission.audit());
-        if let Some(diagnostic) = admission.diagnostic() {
-            if !admission.is_admitted() {
-                self.note(&format!(
-                    "{} call {}: rejected: {}",
-                    shown(&call.tool),
-                    shown(&id_key(&call.id)),
-                    shown(&diagnostic.masked().to_string())
-                ));
-            }
-        }
+        let verdict = match admission.audit().verdict() {
+            Verdict::Admitted => return,
+            Verdict::Rejected => "rejected",
+            Verdict::UpstreamFailure => "the server reported a tool error",
+            Verdict::TransportFailure => "the server reported a failure",
+        };
+        let detail = admission
+            .diagnostic()
+            .map(|d| format!(": {}", shown(&d.masked().to_string())))
+            .unwrap_or_default();
+        self.note(&format!(
+            "{} call {}: {verdict}{detail}",
+            shown(&call.tool),
+            shown(&id_key(&call.id)),
+        ));
     }
 
     /// The fixed failure for a call the proxy will not forward.
