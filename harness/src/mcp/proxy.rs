@@ -1017,3 +1017,135 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_guard::{Contract, InputKind, McpInput};
+
+    /// A writer the test reads afterwards.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            lock(&self.0).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn lines(&self) -> Vec<Value> {
+            String::from_utf8(lock(&self.0).clone())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        }
+        fn text(&self) -> String {
+            String::from_utf8(lock(&self.0).clone()).unwrap()
+        }
+    }
+
+    fn guard(tool: &str) -> Guard {
+        let schema = json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false});
+        let contract = Contract::builder(tool, schema)
+            .input(InputKind::Mcp(McpInput::default()))
+            .agent_field("/n")
+            .build()
+            .unwrap();
+        Guard::new(contract)
+    }
+
+    /// The proxy over `client` lines and an `sh -c SCRIPT` server; the client's output,
+    /// the log, and how it ended.
+    fn session(proxy: Proxy, client: &str, script: &str) -> (Vec<Value>, String, Ending) {
+        let out = Shared::default();
+        let log = Shared::default();
+        let mut server = Command::new("sh");
+        server.args(["-c", script]);
+        let outcome = proxy
+            .log(log.clone())
+            .run(server, io::Cursor::new(client.to_owned()), out.clone())
+            .unwrap();
+        (out.lines(), log.text(), outcome.ending)
+    }
+
+    #[test]
+    fn envelope_contracts_and_duplicate_tools_are_refused() {
+        let envelope = Contract::builder("t", json!({"type":"object"}))
+            .build()
+            .unwrap();
+        assert!(matches!(
+            Proxy::new(vec![Guard::new(envelope)]),
+            Err(ProxyError::NotMcp { .. })
+        ));
+        assert!(matches!(
+            Proxy::new(vec![guard("t"), guard("t")]),
+            Err(ProxyError::DuplicateTool { .. })
+        ));
+    }
+
+    #[test]
+    fn a_guarded_answer_is_rebuilt_and_an_uncontracted_call_refused_in_process() {
+        let client = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"other"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            "\n",
+        );
+        let script = r#"read -r line; printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"n\": 7}"}],"structuredContent":{"n":7},"isError":false}}'"#;
+        let (out, log, ending) = session(Proxy::new(vec![guard("t")]).unwrap(), client, script);
+        assert_eq!(ending, Ending::ClientClosed);
+        assert_eq!(out[0]["id"], 1);
+        assert_eq!(out[0]["result"]["isError"], true);
+        assert_eq!(out[1]["id"], 2);
+        assert_eq!(
+            out[1]["result"],
+            json!({"content":[{"type":"text","text":"{\"n\":7}"}],"structuredContent":{"n":7},"isError":false,"resultType":"complete"})
+        );
+        assert!(log.contains("refused a call to tool other"), "{log}");
+    }
+
+    #[test]
+    fn a_server_that_exits_leaves_no_request_unanswered() {
+        let client = concat!(
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#,
+            "\n",
+        );
+        let out = Shared::default();
+        let mut server = Command::new("sh");
+        server.args(["-c", "read -r line; exit 3"]);
+        // The client stays connected (a reader that never ends would block; this one
+        // waits until the server is gone).
+        let (tx, rx) = mpsc::channel::<()>();
+        struct Held(io::Cursor<String>, Receiver<()>);
+        impl Read for Held {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = self.0.read(buf)?;
+                if n == 0 {
+                    let _ = self.1.recv();
+                }
+                Ok(n)
+            }
+        }
+        let outcome = Proxy::new(vec![guard("t")])
+            .unwrap()
+            .log(io::sink())
+            .run(
+                server,
+                Held(io::Cursor::new(client.to_owned()), rx),
+                out.clone(),
+            )
+            .unwrap();
+        drop(tx);
+        assert_eq!(outcome.ending, Ending::ServerExited);
+        assert_eq!(
+            out.lines(),
+            [json!({"jsonrpc":"2.0","id":"a","error":{"code":-32603,"message":SERVER_EXITED}})]
+        );
+    }
+}
