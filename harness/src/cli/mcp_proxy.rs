@@ -94,7 +94,7 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
     server.args(rest);
     let outcome = proxy.run(server, std::io::stdin(), std::io::stdout())?;
     Ok(match outcome.ending {
-        Ending::Stopped(signal) if signal == 2 => Exit::Interrupted,
+        Ending::Stopped(signal_hook::consts::SIGINT) => Exit::Interrupted,
         Ending::Stopped(_) => Exit::Terminated,
         Ending::ServerExited => {
             eprintln!("airlock mcp proxy: the MCP server exited; pending requests were answered with an error");

@@ -347,7 +347,7 @@ fn supervise(shared: &Shared, events: &Receiver<Event>, child: &mut Child) -> En
             }
             Ok(Event::ServerEof) => {
                 shared.answer_pending_server_exited();
-                if !matches!(wait_for(child, EXIT_GRACE), Some(_)) {
+                if wait_for(child, EXIT_GRACE).is_none() {
                     kill(child);
                 }
                 return if client_closed {
@@ -436,7 +436,7 @@ struct State {
 
 enum Pending {
     /// A `tools/call` of a guarded tool.
-    Call(Call),
+    Call(Box<Call>),
     /// A `tools/call` passed unguarded.
     Unguarded,
     /// A `tools/list`; `first_page` when it had no cursor.
@@ -571,7 +571,7 @@ impl Shared {
     /// Guarded calls past their contract's retry deadline get the transport timeout.
     fn expire_calls(&self) {
         let now = Instant::now();
-        let expired: Vec<Call> = {
+        let expired: Vec<Box<Call>> = {
             let mut state = lock(&self.state);
             let keys: Vec<String> = state
                 .pending
@@ -751,14 +751,14 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
                 _ => Map::new(),
             };
             let deadline = Instant::now() + shared.guards[tool].contract().retry().deadline();
-            Some(Pending::Call(Call {
+            Some(Pending::Call(Box::new(Call {
                 tool: tool.to_owned(),
                 id: id.clone(),
                 arguments,
                 now: Timestamp::now(),
                 deadline,
                 modern,
-            }))
+            })))
         }
         Err(why) if shared.unguarded == Unguarded::Refuse || shared.guards.contains_key(tool) => {
             shared.refuse_call(id, tool, modern, why);
@@ -840,7 +840,7 @@ fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
     if members.method && !members.answer {
         return Oversized::ReadOn;
     }
-    let calls: Vec<Call> = {
+    let calls: Vec<Box<Call>> = {
         let mut state = lock(&shared.state);
         match &members.id {
             Some(id) if !members.bad_id => {
