@@ -66,9 +66,9 @@ fn listed_schema(tool: &str) -> Value {
 
 /// Test contracts for the server's two tools under `dir`: the review tool as
 /// schemas/change_review without its `fresh` check (the server's `observed_at` is a fixed
-/// time) and with a 2 s deadline; the quota tool from its listed schema. `max_bytes` for
-/// both is `max_bytes`.
-fn contracts(dir: &Path, max_bytes: u64) -> (PathBuf, PathBuf) {
+/// time); the quota tool from its listed schema. Both have `max_bytes` and the retry
+/// `deadline` (a guarded call unanswered by then gets the proxy's timeout failure).
+fn contracts(dir: &Path, max_bytes: u64, deadline: &str) -> (PathBuf, PathBuf) {
     let (review, quota) = server_tools();
     let review_dir = dir.join(review);
     std::fs::create_dir_all(&review_dir).unwrap();
@@ -95,7 +95,7 @@ field = "/change_id"
 param = "change_id"
 [retry]
 max_attempts = 1
-deadline = "2s"
+deadline = "{deadline}"
 retryable = ["UPSTREAM_UNAVAILABLE"]
 "#
         ),
@@ -126,7 +126,7 @@ field = "/project_id"
 param = "project_id"
 [retry]
 max_attempts = 1
-deadline = "2s"
+deadline = "{deadline}"
 retryable = ["UPSTREAM_UNAVAILABLE"]
 "#
         ),
@@ -216,7 +216,7 @@ fn assert_failure(run: &ClientRun, code: &str) {
 fn tools_list_passes_through_the_proxy() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, quota) = contracts(dir.path(), 16384);
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
     let run = sdk_client(
         &python,
         &proxied_server(&python, &contract_flags(&[&review, &quota]), "ok"),
@@ -248,7 +248,7 @@ fn tools_list_passes_through_the_proxy() {
 fn a_good_call_arrives_as_the_fresh_value_in_both_protocol_eras() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, quota) = contracts(dir.path(), 16384);
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
     let audit = dir.path().join("audit.jsonl");
     let flags = format!(
         "{} --audit {}",
@@ -306,7 +306,7 @@ fn a_good_call_arrives_as_the_fresh_value_in_both_protocol_eras() {
 fn hostile_answers_arrive_as_failures_and_the_canary_never_reaches_the_client() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, quota) = contracts(dir.path(), 16384);
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
     let flags = contract_flags(&[&review, &quota]);
     let (review_tool, quota_tool) = server_tools();
     let cases: Vec<(&str, &str, &str, &str)> = vec![
@@ -383,20 +383,29 @@ fn hostile_answers_arrive_as_failures_and_the_canary_never_reaches_the_client() 
             "INVALID_RESPONSE",
         ),
     ];
-    let runs: Vec<(String, ClientRun, &str)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = cases
-            .iter()
-            .map(|&(mode, tool, arguments, code)| {
-                let server = proxied_server(&python, &flags, mode);
-                let python = &python;
-                scope.spawn(move || {
-                    let run = sdk_client(python, &server, &[], &["call", tool, arguments]);
-                    (format!("{mode} {tool}"), run, code)
-                })
+    // Four clients at a time: each is a Python process starting a proxy and a server.
+    let runs: Vec<(String, ClientRun, &str)> = cases
+        .chunks(4)
+        .flat_map(|chunk| {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|&(mode, tool, arguments, code)| {
+                        let server = proxied_server(&python, &flags, mode);
+                        let python = &python;
+                        scope.spawn(move || {
+                            let run = sdk_client(python, &server, &[], &["call", tool, arguments]);
+                            (format!("{mode} {tool}"), run, code)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .collect::<Vec<_>>()
             })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+        })
+        .collect();
     for (case, run, code) in &runs {
         assert!(!run.stdout.contains(CANARY), "{case}: {}", run.stdout);
         assert!(!run.stdout.contains("IMPORTANT"), "{case}: {}", run.stdout);
@@ -416,7 +425,7 @@ fn hostile_answers_arrive_as_failures_and_the_canary_never_reaches_the_client() 
 fn a_tool_without_a_contract_is_refused_by_default_and_passes_with_unguarded_pass() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let flags = contract_flags(&[&review]);
     let refused = sdk_client(
         &python,
@@ -457,7 +466,7 @@ fn a_tool_without_a_contract_is_refused_by_default_and_passes_with_unguarded_pas
 fn a_response_with_the_wrong_id_is_dropped_and_the_call_is_answered_at_its_deadline() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "2s");
     let started = Instant::now();
     let run = sdk_client(
         &python,
@@ -484,7 +493,7 @@ fn a_response_with_the_wrong_id_is_dropped_and_the_call_is_answered_at_its_deadl
 fn a_server_crash_mid_call_is_an_error_for_the_client_and_exit_4() {
     let Some(python) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     // A server that speaks the handshake, then dies on the first tools/call.
     let crash = dir.path().join("crash.py");
     std::fs::write(
@@ -598,8 +607,8 @@ impl Session {
     fn recv(&self) -> Value {
         let line = self
             .lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("no line from the proxy within 20 s");
+            .recv_timeout(Duration::from_secs(60))
+            .expect("no line from the proxy within 60 s");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
@@ -675,7 +684,7 @@ fn assert_fixed_failure(answer: &Value, id: u64) {
 #[test]
 fn a_100_mb_answer_is_rejected_as_too_large_without_being_held() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let tool = server_tools().0;
     // id first (as every SDK writes it): the call it answers is known from the prefix;
     // then id last: every pending guarded call gets the fixed failure.
@@ -735,7 +744,7 @@ read -r line
 #[test]
 fn malformed_and_unknown_lines_are_dropped_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let tool = server_tools().0;
     let server = script(
         dir.path(),
@@ -783,7 +792,7 @@ read -r line
 #[test]
 fn the_client_closing_early_ends_the_server_and_answers_what_is_pending() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     // A server that never answers nor exits on its own.
     let server = script(dir.path(), "stuck.sh", "trap '' TERM\nsleep 60\n");
     let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
@@ -805,7 +814,7 @@ fn the_client_closing_early_ends_the_server_and_answers_what_is_pending() {
 #[test]
 fn a_closed_client_stdout_kills_the_server_and_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let pid_file = dir.path().join("server.pid");
     let server = script(
         dir.path(),
@@ -852,7 +861,7 @@ fn a_closed_client_stdout_kills_the_server_and_ends_quietly() {
 #[test]
 fn sigterm_kills_the_server_and_exits_143() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let pid_file = dir.path().join("server.pid");
     let server = script(
         dir.path(),
@@ -879,7 +888,7 @@ fn sigterm_kills_the_server_and_exits_143() {
 #[test]
 fn drift_is_reported_and_strict_drift_refuses_the_list_and_the_calls() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let tool = server_tools().0;
     // The server lists the review tool with a schema that differs from the contract (a
     // member added) and a tool the proxy has no contract for.
@@ -942,7 +951,7 @@ fn drift_is_reported_and_strict_drift_refuses_the_list_and_the_calls() {
 #[test]
 fn a_server_that_exits_mid_call_answers_pending_requests_and_exits_4() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let server = script(dir.path(), "die.sh", "read -r line\nread -r line\nexit 1\n");
     let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
     session.send(r#"{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}"#);
@@ -963,7 +972,7 @@ fn a_server_that_exits_mid_call_answers_pending_requests_and_exits_4() {
 #[test]
 fn contracts_that_are_not_mcp_or_share_a_tool_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let (review, _) = contracts(dir.path(), 16384);
+    let (review, _) = contracts(dir.path(), 16384, "60s");
     let out = Command::new(airlock_bin())
         .args([
             "mcp",
@@ -996,4 +1005,42 @@ fn contracts_that_are_not_mcp_or_share_a_tool_are_usage_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_guarded_call_unanswered_by_its_deadline_gets_upstream_unavailable_and_an_audit_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "1s");
+    let server = script(dir.path(), "silent.sh", "while read -r line; do :; done\n");
+    let audit = dir.path().join("audit.jsonl");
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &server,
+    );
+    let started = Instant::now();
+    session.send(&call(3, server_tools().0, "CR-1"));
+    let answer = session.recv();
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["id"], 3);
+    let text: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        text["error"],
+        json!({"code": "UPSTREAM_UNAVAILABLE", "retryable": true})
+    );
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let record: Value =
+        serde_json::from_str(std::fs::read_to_string(&audit).unwrap().trim()).unwrap();
+    assert_eq!(record["verdict"], "transport_failure");
+    assert_eq!(record["diagnostic"]["keyword"], "timeout");
 }

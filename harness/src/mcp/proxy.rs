@@ -365,13 +365,16 @@ fn supervise(shared: &Shared, events: &Receiver<Event>, child: &mut Child) -> En
                 return Ending::Stopped(signal);
             }
             Err(RecvTimeoutError::Timeout) => {
-                // The grace period passed and the server still holds its stdout open.
+                // The grace period passed and the server still holds its stdout open. Its
+                // stdout is not waited for: a descendant that left its process group may
+                // hold it for ever.
                 kill(child);
-                grace = None;
-                if !client_closed {
-                    shared.answer_pending_server_exited();
-                    return Ending::ServerExited;
-                }
+                shared.answer_pending_server_exited();
+                return if client_closed {
+                    Ending::ClientClosed
+                } else {
+                    Ending::ServerExited
+                };
             }
             Err(RecvTimeoutError::Disconnected) => {
                 kill(child);
