@@ -347,9 +347,10 @@ fn supervise(shared: &Shared, events: &Receiver<Event>, child: &mut Child) -> En
             }
             Ok(Event::ServerEof) => {
                 shared.answer_pending_server_exited();
-                if wait_for(child, EXIT_GRACE).is_none() {
-                    kill(child);
-                }
+                // The server's own exit, or a kill after the grace period; either way its
+                // process group goes too (what it started and left behind).
+                let _ = wait_for(child, EXIT_GRACE);
+                kill(child);
                 return if client_closed {
                     Ending::ClientClosed
                 } else {
