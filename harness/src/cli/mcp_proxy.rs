@@ -17,6 +17,12 @@ use std::path::PathBuf;
 /// when the audit file could not be written, 4 when the server exited while the client
 /// was connected, 130/143 on SIGINT/SIGTERM (the server is killed first).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 the client closed stdin or stopped reading; 2 usage or \
+contract error, or the server cannot be started; 3 the audit file could not be written; 4 the \
+server exited while the client was connected; 130/143 SIGINT/SIGTERM (the server killed \
+first). Reference: docs/mcp.md"
+)]
 pub struct ProxyArgs {
     /// A contract folder of an MCP tool (`[input] kind = "mcp"`); repeatable, one per tool.
     #[arg(long = "contract", required = true)]

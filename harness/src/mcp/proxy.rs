@@ -84,9 +84,7 @@ impl fmt::Display for ProxyError {
                 write!(f, "two contracts for the tool {tool}: give one per tool")
             }
             ProxyError::NoContract => write!(f, "no contract: give at least one --contract"),
-            ProxyError::Spawn { program, source } => {
-                write!(f, "starting the MCP server {program}: {source}")
-            }
+            ProxyError::Spawn { program, .. } => write!(f, "starting the MCP server {program}"),
         }
     }
 }
