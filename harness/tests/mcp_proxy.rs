@@ -1044,3 +1044,55 @@ fn a_guarded_call_unanswered_by_its_deadline_gets_upstream_unavailable_and_an_au
     assert_eq!(record["verdict"], "transport_failure");
     assert_eq!(record["diagnostic"]["keyword"], "timeout");
 }
+
+#[test]
+fn lines_over_max_message_bytes_are_dropped_and_the_request_they_answer_gets_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 4096, "60s");
+    let big_list = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[],"padding":"x".repeat(8000)}});
+    let received = dir.path().join("received");
+    let server = script(
+        dir.path(),
+        "lists.sh",
+        &format!(
+            "read -r line\nprintf '%s\\n' '{big_list}'\nwhile read -r line; do printf '%s\\n' \"$line\" >> {}; done\n",
+            received.display()
+        ),
+    );
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--max-message-bytes",
+            "6000",
+        ],
+        &server,
+    );
+    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answer = session.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(
+        answer["error"]["message"],
+        "airlock: the MCP server's answer exceeded --max-message-bytes"
+    );
+    session.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"p":"{}"}}}}"#,
+        "y".repeat(7000)
+    ));
+    session.send(r#"{"jsonrpc":"2.0","method":"notifications/small"}"#);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("dropped a server line over 6000 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("dropped a client line over 6000 bytes"),
+        "{stderr}"
+    );
+    let forwarded = std::fs::read_to_string(&received).unwrap();
+    assert_eq!(
+        forwarded,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/small\"}\n"
+    );
+}
