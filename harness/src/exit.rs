@@ -14,9 +14,14 @@ pub enum Exit {
     /// `/dev/full`; `guard`: stdout closed). A closed stdout of any other command (`|
     /// head`) is not a failure: the output stops, the exit code is the work's.
     Internal = 3,
-    /// 130 (128 + SIGINT): `check` was interrupted; its adapters were killed first.
+    /// 4: `mcp proxy`: the MCP server exited (or closed its stdout) while the client was
+    /// still connected; every pending request was answered with a JSON-RPC error.
+    ServerExited = 4,
+    /// 130 (128 + SIGINT): `check` (or `mcp proxy`) was interrupted; its adapters (the
+    /// server) were killed first.
     Interrupted = 130,
-    /// 143 (128 + SIGTERM): `check` was terminated; its adapters were killed first.
+    /// 143 (128 + SIGTERM): `check` (or `mcp proxy`) was terminated; its adapters (the
+    /// server) were killed first.
     Terminated = 143,
 }
 

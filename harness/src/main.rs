@@ -9,8 +9,9 @@ use std::process::ExitCode;
 /// Airlock: contracts between untrusted tool output and AI agents.
 ///
 /// Exit codes: 0 success; 1 rejected / invalid / findings; 2 usage, contract or fixture
-/// error; 3 internal error or output that could not be written; 130 / 143 `check`
-/// stopped by SIGINT / SIGTERM. A closed stdout (`| head`) only ends the output.
+/// error; 3 internal error or output that could not be written; 4 `mcp proxy`: the MCP
+/// server exited; 130 / 143 `check` or `mcp proxy` stopped by SIGINT / SIGTERM. A closed
+/// stdout (`| head`) only ends the output.
 #[derive(Debug, Parser)]
 #[command(name = "airlock", version, about, long_about = None)]
 struct Cli {

@@ -149,9 +149,11 @@ fn every_variant_class_is_in_the_variants_page() {
     }
 }
 
-/// The subcommands `airlock --help` lists.
-fn subcommands() -> Vec<String> {
-    let out = airlock(&["--help"], b"");
+/// The subcommands the help of `airlock PARENT...` lists.
+fn subcommands_of(parent: &[&str]) -> Vec<String> {
+    let mut args = parent.to_vec();
+    args.push("--help");
+    let out = airlock(&args, b"");
     let help = String::from_utf8(out.stdout).unwrap();
     help.lines()
         .skip_while(|l| !l.starts_with("Commands:"))
@@ -161,6 +163,21 @@ fn subcommands() -> Vec<String> {
         .filter(|c| *c != "help")
         .map(str::to_owned)
         .collect()
+}
+
+/// Every command `airlock --help` lists, and the subcommands of those that have some
+/// (`mcp proxy`), as space-separated words.
+fn subcommands() -> Vec<String> {
+    let mut commands = Vec::new();
+    for command in subcommands_of(&[]) {
+        let nested = subcommands_of(&[&command]);
+        if nested.is_empty() {
+            commands.push(command);
+        } else {
+            commands.extend(nested.into_iter().map(|sub| format!("{command} {sub}")));
+        }
+    }
+    commands
 }
 
 #[test]
@@ -181,7 +198,9 @@ fn every_command_and_flag_of_the_help_is_in_the_readme_command_table() {
             !rows.is_empty(),
             "README's command table has no `airlock {command}` row"
         );
-        let out = airlock(&[&command, "--help"], b"");
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let out = airlock(&args, b"");
         let help = String::from_utf8(out.stdout).unwrap();
         for flag in help
             .split_whitespace()

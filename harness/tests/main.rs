@@ -13,4 +13,5 @@ mod fixtures;
 mod fuzz;
 mod init;
 mod lint;
+mod mcp_proxy;
 mod util;

@@ -1,12 +1,132 @@
-//! `airlock mcp proxy` (being built).
+//! `airlock mcp proxy`: the stdio MCP proxy a host launches in place of the server.
 
+use airlock_guard::{Contract, Guard};
 use airlock_harness::exit::Exit;
-use anyhow::Result;
+use airlock_harness::mcp::proxy::{
+    Ending, Proxy, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING,
+};
+use anyhow::{Context, Result};
+use std::ffi::OsString;
+use std::path::PathBuf;
 
-/// (being built)
+/// Launch SERVER_CMD and relay MCP (JSON-RPC lines) between it and this process's
+/// stdin/stdout. Answers to `tools/call`s of contracted tools are judged by the tool's
+/// contract: the client receives a fresh result (admitted) or the fixed failure
+/// (`isError: true`), never the server's bytes. Exit 0 when the client closes stdin or
+/// stops reading, 2 on a contract or usage error or a server that cannot be started, 3
+/// when the audit file could not be written, 4 when the server exited while the client
+/// was connected, 130/143 on SIGINT/SIGTERM (the server is killed first).
 #[derive(Debug, clap::Args)]
-pub struct ProxyArgs {}
+#[command(
+    after_help = "Exit codes: 0 the client closed stdin or stopped reading; 2 usage or \
+contract error, or the server cannot be started; 3 the audit file could not be written; 4 the \
+server exited while the client was connected; 130/143 SIGINT/SIGTERM (the server killed \
+first). Reference: docs/mcp.md"
+)]
+pub struct ProxyArgs {
+    /// A contract folder of an MCP tool (`[input] kind = "mcp"`); repeatable, one per tool.
+    #[arg(long = "contract", required = true)]
+    contracts: Vec<PathBuf>,
+    /// A call of a tool with no contract: refused with the fixed failure (default), or
+    /// passed unchanged (one stderr line per call).
+    #[arg(long, value_enum, default_value_t = UnguardedArg::Refuse)]
+    unguarded: UnguardedArg,
+    /// Refuse the calls of a tool whose listed outputSchema differs from its contract, and
+    /// answer that tools/list with a JSON-RPC error.
+    #[arg(long)]
+    strict_drift: bool,
+    /// Append every guarded call's audit record (JSON lines) to FILE.
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// The bound on a line that answers no guarded call, in bytes (default 16 MiB, at most
+    /// 1 GiB); answers to guarded calls are bounded by their contract's max_bytes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MESSAGE_BYTES_CEILING))]
+    max_message_bytes: u64,
+    /// The MCP server: program and arguments, after `--` (run directly, no shell).
+    #[arg(last = true, required = true, value_name = "SERVER_CMD")]
+    server: Vec<OsString>,
+}
 
-pub fn run(_args: ProxyArgs) -> Result<Exit> {
-    anyhow::bail!("airlock mcp proxy is being built")
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum UnguardedArg {
+    Refuse,
+    Pass,
+}
+
+pub fn run(args: ProxyArgs) -> Result<Exit> {
+    let mut folders = std::collections::HashMap::new();
+    let guards = args
+        .contracts
+        .iter()
+        .map(|dir| {
+            let contract = Contract::load(dir)
+                .with_context(|| format!("loading contract {}", dir.display()))?;
+            if contract.input().mcp().is_none() {
+                anyhow::bail!(
+                    "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
+                    dir.display()
+                );
+            }
+            if let Some(other) = folders.insert(contract.tool().to_owned(), dir) {
+                anyhow::bail!(
+                    "contracts {} and {}: two contracts for the tool {}; give one per tool",
+                    other.display(),
+                    dir.display(),
+                    contract.tool()
+                );
+            }
+            Ok(Guard::new(contract))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut proxy = Proxy::new(guards)?
+        .unguarded(match args.unguarded {
+            UnguardedArg::Refuse => Unguarded::Refuse,
+            UnguardedArg::Pass => Unguarded::Pass,
+        })
+        .strict_drift(args.strict_drift)
+        .max_message_bytes(args.max_message_bytes);
+    if let Some(path) = &args.audit {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening the audit file {}", path.display()))?;
+        proxy = proxy.audit(file);
+    }
+    stop_on_signals(&proxy)?;
+    let (program, rest) = args.server.split_first().context("no server command")?;
+    let mut server = std::process::Command::new(program);
+    server.args(rest);
+    let outcome = proxy.run(server, std::io::stdin(), std::io::stdout())?;
+    Ok(match outcome.ending {
+        Ending::Stopped(signal_hook::consts::SIGINT) => Exit::Interrupted,
+        Ending::Stopped(_) => Exit::Terminated,
+        Ending::ServerExited => {
+            eprintln!("airlock mcp proxy: the MCP server exited; pending requests were answered with an error");
+            Exit::ServerExited
+        }
+        _ if outcome.audit_failed => Exit::Internal,
+        _ => Exit::Success,
+    })
+}
+
+/// SIGINT/SIGTERM stop the session: the server's process group is killed first.
+#[cfg(unix)]
+fn stop_on_signals(proxy: &Proxy) -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("installing the SIGINT/SIGTERM handler")?;
+    let stop = proxy.stop_handle();
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            stop.stop(signal);
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn stop_on_signals(_proxy: &Proxy) -> Result<()> {
+    Ok(())
 }

@@ -3,3 +3,4 @@
 
 pub mod import;
 pub mod proxy;
+mod wire;

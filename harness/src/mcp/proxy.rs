@@ -1,1 +1,0 @@
-//! `airlock mcp proxy` (being built).

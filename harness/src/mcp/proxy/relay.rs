@@ -1,0 +1,404 @@
+//! The two pumps: client → server (requests recorded, refused calls answered here) and
+//! server → client (guarded answers judged, unknown answers dropped, `tools/list` compared
+//! with the contracts). Server lines are read under a bound and never held whole past it.
+
+use airlock_guard::jiff::Timestamp;
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::io::{BufReader, Read, Write};
+use std::process::{ChildStdin, ChildStdout};
+use std::time::Instant;
+
+use super::state::{id_key, lock, shown, Call, Pending, Shared};
+use super::{Event, Unguarded};
+use crate::mcp::wire::{read_line_onto, scan, skip_line, Line};
+
+/// Client → server: requests are recorded, refused calls answered here, the rest
+/// forwarded byte for byte.
+pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in: ChildStdin) {
+    let mut reader = BufReader::with_capacity(64 * 1024, client_in);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = read_line_onto(&mut reader, &mut buf, shared.message_bound);
+        match read {
+            Err(_) => break,
+            Ok(Line::Eof) if buf.is_empty() => break,
+            Ok(Line::TooLong) => {
+                shared.note(&format!(
+                    "dropped a client line over {} bytes (--max-message-bytes)",
+                    shared.message_bound - 1
+                ));
+                if !matches!(skip_line(&mut reader), Ok(true)) {
+                    break;
+                }
+                continue;
+            }
+            Ok(Line::Complete | Line::Eof) => {}
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if from_client(shared, &buf) {
+            buf.push(b'\n');
+            if server_in
+                .write_all(&buf)
+                .and_then(|()| server_in.flush())
+                .is_err()
+            {
+                let _ = shared.events.send(Event::ServerInputClosed);
+                return;
+            }
+        }
+        if buf.capacity() > 1024 * 1024 {
+            buf = Vec::new();
+        }
+        if matches!(read, Ok(Line::Eof)) {
+            break;
+        }
+    }
+    // Closing the server's stdin asks it to exit.
+    drop(server_in);
+    let _ = shared.events.send(Event::ClientEof);
+}
+
+/// One line from the client: `true` when it is forwarded.
+fn from_client(shared: &Shared, line: &[u8]) -> bool {
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line) else {
+        shared.note(&format!(
+            "dropped a client line that is not a JSON object ({} bytes)",
+            line.len()
+        ));
+        return false;
+    };
+    let method = message.get("method").and_then(Value::as_str);
+    let params = message.get("params");
+    match (method, message.get("id")) {
+        (Some(method), Some(id)) => {
+            let key = id_key(id);
+            if lock(&shared.state).pending.contains_key(&key) {
+                shared.answer_error(
+                    id,
+                    -32600,
+                    "airlock: the id is already used by an outstanding request",
+                );
+                return false;
+            }
+            let pending = match method {
+                "tools/call" => match call_of(shared, id, params) {
+                    Some(pending) => pending,
+                    None => return false,
+                },
+                "tools/list" => Pending::List {
+                    first_page: params.and_then(|p| p.get("cursor")).is_none(),
+                },
+                _ => Pending::Other,
+            };
+            lock(&shared.state).pending.insert(key, pending);
+        }
+        (Some("notifications/cancelled"), None) => {
+            // The client no longer expects an answer: a late one is then unknown.
+            if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                lock(&shared.state).pending.remove(&id_key(id));
+            }
+        }
+        _ => {}
+    }
+    true
+}
+
+/// The pending entry of a `tools/call` to forward, or `None` when the proxy answered it.
+fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pending> {
+    let modern = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .is_some();
+    let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        shared.answer_error(
+            id,
+            -32602,
+            "airlock: tools/call needs params.name, a string",
+        );
+        return None;
+    };
+    match shared.guarded(tool) {
+        Ok(()) => {
+            if !(id.is_string() || id.is_i64() || id.is_u64()) {
+                shared.answer_error(
+                    id,
+                    -32600,
+                    "airlock: a request id must be a string or an integer",
+                );
+                return None;
+            }
+            let arguments = match params.and_then(|p| p.get("arguments")) {
+                Some(Value::Object(arguments)) => arguments.clone(),
+                _ => Map::new(),
+            };
+            let deadline = Instant::now() + shared.guards[tool].contract().retry().deadline();
+            Some(Pending::Call(Box::new(Call {
+                tool: tool.to_owned(),
+                id: id.clone(),
+                arguments,
+                now: Timestamp::now(),
+                deadline,
+                modern,
+            })))
+        }
+        Err(why) if shared.unguarded == Unguarded::Refuse || shared.guards.contains_key(tool) => {
+            shared.refuse_call(id, tool, modern, why);
+            None
+        }
+        Err(why) => {
+            shared.note(&format!(
+                "passing a call to tool {} (id {}) unguarded: {why} (--unguarded pass)",
+                shown(tool),
+                shown(&id_key(id))
+            ));
+            Some(Pending::Unguarded)
+        }
+    }
+}
+
+/// Server → client: answers to guarded calls judged, unknown answers dropped, `tools/list`
+/// compared with the contracts, the rest passed byte for byte.
+pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
+    let mut reader = BufReader::with_capacity(64 * 1024, server_out);
+    let mut buf = Vec::new();
+    let first_bound = shared.guarded_bound.min(shared.message_bound);
+    let whole_bound = shared.guarded_bound.max(shared.message_bound);
+    loop {
+        buf.clear();
+        if buf.capacity() > 1024 * 1024 {
+            buf = Vec::new();
+        }
+        let mut read = read_line_onto(&mut reader, &mut buf, first_bound);
+        if read.as_ref().is_ok_and(|r| *r == Line::TooLong) {
+            match oversized(shared, &buf) {
+                Oversized::Judged => {
+                    if !matches!(skip_line(&mut reader), Ok(true)) {
+                        break;
+                    }
+                    continue;
+                }
+                Oversized::ReadOn => {
+                    read = read_line_onto(&mut reader, &mut buf, whole_bound);
+                    if read.as_ref().is_ok_and(|r| *r == Line::TooLong) {
+                        over_message_bound(shared, &buf);
+                        if !matches!(skip_line(&mut reader), Ok(true)) {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+            }
+        }
+        match read {
+            Err(_) => break,
+            Ok(Line::Eof) if buf.is_empty() => break,
+            _ => {}
+        }
+        if !buf.iter().all(u8::is_ascii_whitespace) {
+            from_server(shared, &buf);
+        }
+        if matches!(read, Ok(Line::Eof)) {
+            break;
+        }
+    }
+    let _ = shared.events.send(Event::ServerEof);
+}
+
+enum Oversized {
+    /// The line answered guarded calls, which got their too-large rejection: skip it.
+    Judged,
+    /// The line may be another message: read on, up to `--max-message-bytes`.
+    ReadOn,
+}
+
+/// A server line longer than every contract's `max_bytes`, of which `prefix` was read.
+fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
+    if prefix.len() < shared.guarded_bound {
+        // Cut by --max-message-bytes, below the contracts' bound: read on to that bound.
+        return Oversized::ReadOn;
+    }
+    let members = scan(prefix);
+    if members.method && !members.answer {
+        return Oversized::ReadOn;
+    }
+    let calls: Vec<Box<Call>> = {
+        let mut state = lock(&shared.state);
+        match &members.id {
+            Some(id) if !members.bad_id => {
+                let key = id_key(id);
+                match state.pending.get(&key) {
+                    Some(Pending::Call(_)) => match state.pending.remove(&key) {
+                        Some(Pending::Call(call)) => vec![call],
+                        _ => Vec::new(),
+                    },
+                    _ => return Oversized::ReadOn,
+                }
+            }
+            // The id is not in the prefix: it may answer any guarded call.
+            _ => {
+                let keys: Vec<String> = state
+                    .pending
+                    .iter()
+                    .filter(|(_, p)| matches!(p, Pending::Call(_)))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if keys.is_empty() {
+                    return Oversized::ReadOn;
+                }
+                keys.iter()
+                    .filter_map(|k| match state.pending.remove(k) {
+                        Some(Pending::Call(call)) => Some(call),
+                        _ => None,
+                    })
+                    .collect()
+            }
+        }
+    };
+    for call in &calls {
+        // Judged on the bytes a bounded reader takes: the guard sees its limit + 1.
+        let admission = shared.guards[&call.tool].admit(&call.request(), prefix);
+        shared.conclude(call, &admission);
+    }
+    Oversized::Judged
+}
+
+/// A server line over `--max-message-bytes`: dropped; a request it answers gets an error.
+fn over_message_bound(shared: &Shared, prefix: &[u8]) {
+    shared.note(&format!(
+        "dropped a server line over {} bytes (--max-message-bytes)",
+        shared.message_bound - 1
+    ));
+    let members = scan(prefix);
+    if members.method || members.bad_id {
+        return;
+    }
+    if let Some(id) = members.id {
+        let pending = lock(&shared.state).pending.remove(&id_key(&id));
+        if pending.is_some() {
+            shared.answer_error(
+                &id,
+                -32603,
+                "airlock: the MCP server's answer exceeded --max-message-bytes",
+            );
+        }
+    }
+}
+
+/// One whole line from the server.
+fn from_server(shared: &Shared, line: &[u8]) {
+    if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
+        shared.note(&format!(
+            "dropped a server line that is not JSON ({} bytes)",
+            line.len()
+        ));
+        return;
+    }
+    let members = scan(line);
+    if !members.complete || members.bad_id || (members.method && members.answer) {
+        shared.note(&format!(
+            "dropped a server message with an ambiguous id or role ({} bytes)",
+            line.len()
+        ));
+        return;
+    }
+    if members.method {
+        // A request or notification of the server's own: its ids are its own space.
+        shared.to_client_raw(&with_newline(line));
+        return;
+    }
+    let Some(id) = members.id else {
+        shared.note("dropped a server message that is neither a request nor a response");
+        return;
+    };
+    let pending = lock(&shared.state).pending.remove(&id_key(&id));
+    match pending {
+        None => shared.note(&format!(
+            "dropped a server response with id {} that answers no outstanding request",
+            shown(&id_key(&id))
+        )),
+        Some(Pending::Call(call)) => {
+            let admission = shared.guards[&call.tool].admit(&call.request(), line);
+            shared.conclude(&call, &admission);
+        }
+        Some(Pending::List { first_page }) => match tools_list(shared, line, first_page) {
+            Some(message) => shared.answer_error(&id, -32603, &message),
+            None => shared.to_client_raw(&with_newline(line)),
+        },
+        Some(Pending::Unguarded | Pending::Other) => shared.to_client_raw(&with_newline(line)),
+    }
+}
+
+fn with_newline(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len() + 1);
+    out.extend_from_slice(line);
+    out.push(b'\n');
+    out
+}
+
+/// Compare a `tools/list` answer with the contracts; report drift. With `--strict-drift`
+/// and a drifted tool in it, the error message that replaces the answer.
+fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> {
+    let Ok(message) = serde_json::from_slice::<Value>(line) else {
+        return None;
+    };
+    let result = message.get("result")?;
+    let tools = result.get("tools").and_then(Value::as_array)?;
+    let mut drifted_here = BTreeSet::new();
+    let mut notes = Vec::new();
+    {
+        let mut state = lock(&shared.state);
+        if first_page {
+            state.listed.clear();
+        }
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            state.listed.insert(name.to_owned());
+            let Some(guard) = shared.guards.get(name) else {
+                notes.push(format!("drift: tool {} has no contract", shown(name)));
+                continue;
+            };
+            let contract = guard.contract();
+            if tool.get("outputSchema") == Some(contract.schema().document()) {
+                state.drifted.remove(name);
+            } else {
+                let file = format!("v{}.schema.json", contract.version());
+                let path = contract
+                    .dir()
+                    .map_or_else(|| file.clone(), |d| d.join(&file).display().to_string());
+                notes.push(format!(
+                    "drift: tool {name}: outputSchema differs from {}",
+                    shown(&path)
+                ));
+                state.drifted.insert(name.to_owned());
+                drifted_here.insert(name.to_owned());
+            }
+        }
+        if result.get("nextCursor").is_none() {
+            for tool in shared.guards.keys() {
+                if !state.listed.contains(tool) {
+                    notes.push(format!(
+                        "drift: contract {tool}: the server no longer lists it"
+                    ));
+                }
+            }
+            state.listed.clear();
+        }
+    }
+    for note in notes {
+        shared.note(&note);
+    }
+    if shared.strict_drift && !drifted_here.is_empty() {
+        let names: Vec<&str> = drifted_here.iter().map(String::as_str).collect();
+        return Some(format!(
+            "airlock: outputSchema drift for tools: {}",
+            names.join(", ")
+        ));
+    }
+    None
+}

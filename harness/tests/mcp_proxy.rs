@@ -1,0 +1,1098 @@
+//! `airlock mcp proxy` end to end: the official MCP Python SDK client and the test server
+//! (tests/mcp/) on either side of the proxy binary, and hand-written JSON-RPC over pipes
+//! (shell servers, no SDK) for what a real server will not do: 100 MB lines, broken
+//! lines, drift, crashes, closed pipes, signals.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use crate::util::root;
+
+const CANARY: &str = "AIRLOCK-CANARY-7f3a9c";
+
+fn airlock_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_airlock")
+}
+
+/// The venv's Python with the MCP SDK; `None` (with the reason printed) only when it is
+/// absent and `AIRLOCK_REQUIRE_MCP` is not set.
+fn venv_python() -> Option<PathBuf> {
+    let python = root().join("target/mcp-venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("AIRLOCK_REQUIRE_MCP").is_none(),
+        "AIRLOCK_REQUIRE_MCP is set but {} is missing; install it with: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r tests/mcp/requirements.txt",
+        python.display()
+    );
+    eprintln!(
+        "SKIPPED: the MCP SDK venv {} is absent (install: python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install -r tests/mcp/requirements.txt; AIRLOCK_REQUIRE_MCP=1 makes this a failure)",
+        python.display()
+    );
+    None
+}
+
+/// The test server's two tools with an outputSchema: (review, quota). They are
+/// `change_review` / `project_quota` once the server's rename has landed, and
+/// `review_status` / `quota_usage` before.
+fn server_tools() -> (&'static str, &'static str) {
+    let server = std::fs::read_to_string(root().join("tests/mcp/server.py")).unwrap();
+    if server.contains("def change_review(") {
+        ("change_review", "project_quota")
+    } else {
+        ("review_status", "quota_usage")
+    }
+}
+
+/// The `outputSchema` the test server lists for `tool` (from the saved capture).
+fn listed_schema(tool: &str) -> Value {
+    let list: Value = serde_json::from_slice(
+        &std::fs::read(root().join("tests/mcp/captures/tools_list.json")).unwrap(),
+    )
+    .unwrap();
+    list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("{tool} is not in captures/tools_list.json"))["outputSchema"]
+        .clone()
+}
+
+/// Test contracts for the server's two tools under `dir`: the review tool as
+/// schemas/change_review without its `fresh` check (the server's `observed_at` is a fixed
+/// time); the quota tool from its listed schema. Both have `max_bytes` and the retry
+/// `deadline` (a guarded call unanswered by then gets the proxy's timeout failure).
+fn contracts(dir: &Path, max_bytes: u64, deadline: &str) -> (PathBuf, PathBuf) {
+    let (review, quota) = server_tools();
+    let review_dir = dir.join(review);
+    std::fs::create_dir_all(&review_dir).unwrap();
+    std::fs::copy(
+        root().join("schemas/change_review/v1.schema.json"),
+        review_dir.join("v1.schema.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        review_dir.join("contract.toml"),
+        format!(
+            r#"tool = "{review}"
+version = 1
+[input]
+kind = "mcp"
+[limits]
+max_bytes = {max_bytes}
+max_depth = 8
+[agent]
+fields = ["/change_id", "/decision", "/reviewed_by", "/observed_at"]
+[[checks]]
+kind = "equals_param"
+field = "/change_id"
+param = "change_id"
+[retry]
+max_attempts = 1
+deadline = "{deadline}"
+retryable = ["UPSTREAM_UNAVAILABLE"]
+"#
+        ),
+    )
+    .unwrap();
+    let quota_dir = dir.join(quota);
+    std::fs::create_dir_all(&quota_dir).unwrap();
+    std::fs::write(
+        quota_dir.join("v1.schema.json"),
+        serde_json::to_vec_pretty(&listed_schema(quota)).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        quota_dir.join("contract.toml"),
+        format!(
+            r#"tool = "{quota}"
+version = 1
+[input]
+kind = "mcp"
+[limits]
+max_bytes = {max_bytes}
+max_depth = 8
+[agent]
+fields = ["/project_id", "/used", "/limit", "/fraction"]
+[[checks]]
+kind = "equals_param"
+field = "/project_id"
+param = "project_id"
+[retry]
+max_attempts = 1
+deadline = "{deadline}"
+retryable = ["UPSTREAM_UNAVAILABLE"]
+"#
+        ),
+    )
+    .unwrap();
+    (review_dir, quota_dir)
+}
+
+/// Single-quoted for `shlex.split` (and sh).
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+struct ClientRun {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl ClientRun {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("client output is not JSON ({e}): {}", self.stdout))
+    }
+}
+
+/// Run the SDK client against `server_cmd`, killed after 60 s.
+fn sdk_client(python: &Path, server_cmd: &str, extra: &[&str], command: &[&str]) -> ClientRun {
+    let mut child = Command::new(python)
+        .arg(root().join("tests/mcp/client.py"))
+        .args(["--timeout", "30", "--server-cmd", server_cmd])
+        .args(extra)
+        .args(command)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the client did not finish within 60 s: {server_cmd}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    ClientRun {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `airlock mcp proxy FLAGS -- <python> tests/mcp/server.py --mode MODE`, as one string.
+fn proxied_server(python: &Path, flags: &str, mode: &str) -> String {
+    format!(
+        "{} mcp proxy {flags} -- {} {} --mode {mode}",
+        quote(airlock_bin()),
+        quote(&python.display().to_string()),
+        quote(&root().join("tests/mcp/server.py").display().to_string()),
+    )
+}
+
+fn contract_flags(dirs: &[&Path]) -> String {
+    dirs.iter()
+        .map(|d| format!("--contract {}", quote(&d.display().to_string())))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The fixed failure (or another failure code) as the SDK client prints it.
+fn assert_failure(run: &ClientRun, code: &str) {
+    assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
+    let result = run.json();
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    let blocks = result["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "{result}");
+    let text: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["outcome"], "failure", "{text}");
+    assert_eq!(text["error"]["code"], code, "{text}");
+}
+
+#[test]
+fn tools_list_passes_through_the_proxy() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
+    let run = sdk_client(
+        &python,
+        &proxied_server(&python, &contract_flags(&[&review, &quota]), "ok"),
+        &[],
+        &["list"],
+    );
+    assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
+    let names: Vec<String> = run.json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let (review_tool, quota_tool) = server_tools();
+    assert_eq!(names, [review_tool, quota_tool, "echo"]);
+    assert!(
+        run.stderr.contains("drift: tool echo has no contract"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("outputSchema differs"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_good_call_arrives_as_the_fresh_value_in_both_protocol_eras() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
+    let audit = dir.path().join("audit.jsonl");
+    let flags = format!(
+        "{} --audit {}",
+        contract_flags(&[&review, &quota]),
+        quote(&audit.display().to_string())
+    );
+    let (review_tool, quota_tool) = server_tools();
+    for negotiate in ["legacy", "auto"] {
+        let run = sdk_client(
+            &python,
+            &proxied_server(&python, &flags, "ok"),
+            &["--negotiate", negotiate],
+            &["call", review_tool, r#"{"change_id":"CR-1"}"#],
+        );
+        assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
+        let result = run.json();
+        let expected = json!({"change_id":"CR-1","decision":"approved","reviewed_by":"alice","observed_at":"2026-12-03T08:00:00Z"});
+        assert_eq!(result["structuredContent"], expected, "{result}");
+        assert_eq!(result["isError"], false);
+        let blocks = result["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1);
+        let text: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, expected);
+        // The modern era's client requires resultType; the proxy adds it there only.
+        assert_eq!(
+            result.get("resultType").is_some(),
+            negotiate == "auto",
+            "{result}"
+        );
+    }
+    let run = sdk_client(
+        &python,
+        &proxied_server(&python, &flags, "ok"),
+        &[],
+        &["call", quota_tool, r#"{"project_id":"P-7"}"#],
+    );
+    assert_eq!(
+        run.json()["structuredContent"],
+        json!({"project_id":"P-7","used":1200,"limit":5000,"fraction":0.24})
+    );
+    let records: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert!(
+        records.iter().all(|r| r["verdict"] == "admitted"),
+        "{records:?}"
+    );
+    assert_eq!(records[2]["tool"], quota_tool);
+}
+
+#[test]
+fn hostile_answers_arrive_as_failures_and_the_canary_never_reaches_the_client() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, quota) = contracts(dir.path(), 16384, "60s");
+    let flags = contract_flags(&[&review, &quota]);
+    let (review_tool, quota_tool) = server_tools();
+    let cases: Vec<(&str, &str, &str, &str)> = vec![
+        (
+            "extra_member",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "disagreeing_text",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "non_json_text",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "duplicate_key_text",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "extra_text_block",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "bad_format",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "wrong_enum",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "wrong_type",
+            quota_tool,
+            r#"{"project_id":"P-7"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "missing_structured",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "INVALID_RESPONSE",
+        ),
+        (
+            "is_error_injection",
+            review_tool,
+            r#"{"change_id":"CR-1"}"#,
+            "UPSTREAM_UNAVAILABLE",
+        ),
+        (
+            "jsonrpc_error",
+            quota_tool,
+            r#"{"project_id":"P-7"}"#,
+            "UPSTREAM_UNAVAILABLE",
+        ),
+        (
+            "extra_member",
+            quota_tool,
+            r#"{"project_id":"P-7"}"#,
+            "INVALID_RESPONSE",
+        ),
+    ];
+    // Four clients at a time: each is a Python process starting a proxy and a server.
+    let runs: Vec<(String, ClientRun, &str)> = cases
+        .chunks(4)
+        .flat_map(|chunk| {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|&(mode, tool, arguments, code)| {
+                        let server = proxied_server(&python, &flags, mode);
+                        let python = &python;
+                        scope.spawn(move || {
+                            let run = sdk_client(python, &server, &[], &["call", tool, arguments]);
+                            (format!("{mode} {tool}"), run, code)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (case, run, code) in &runs {
+        assert!(!run.stdout.contains(CANARY), "{case}: {}", run.stdout);
+        assert!(!run.stdout.contains("IMPORTANT"), "{case}: {}", run.stdout);
+        assert!(
+            !run.stderr.contains(CANARY),
+            "{case}: the proxy's stderr quotes the server: {}",
+            run.stderr
+        );
+        assert_failure(run, code);
+        if *code == "INVALID_RESPONSE" {
+            assert!(run.stderr.contains("rejected:"), "{case}: {}", run.stderr);
+        }
+    }
+}
+
+#[test]
+fn a_tool_without_a_contract_is_refused_by_default_and_passes_with_unguarded_pass() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let flags = contract_flags(&[&review]);
+    let refused = sdk_client(
+        &python,
+        &proxied_server(&python, &flags, "ok"),
+        &[],
+        &["call", "echo", r#"{"message":"hi"}"#],
+    );
+    assert_failure(&refused, "INVALID_RESPONSE");
+    assert!(
+        refused.stderr.contains("refused a call to tool echo"),
+        "{}",
+        refused.stderr
+    );
+    let passed = sdk_client(
+        &python,
+        &proxied_server(&python, &format!("{flags} --unguarded pass"), "ok"),
+        &[],
+        &["call", "echo", r#"{"message":"hi"}"#],
+    );
+    assert_eq!(passed.status, 0, "{}", passed.stderr);
+    assert_eq!(passed.json()["content"][0]["text"], "hi");
+    assert!(passed.stderr.contains("unguarded"), "{}", passed.stderr);
+    // Unguarded means unguarded: the server's injection reaches the client.
+    let injected = sdk_client(
+        &python,
+        &proxied_server(
+            &python,
+            &format!("{flags} --unguarded pass"),
+            "extra_text_block",
+        ),
+        &[],
+        &["call", "echo", r#"{"message":"hi"}"#],
+    );
+    assert!(injected.stdout.contains(CANARY), "{}", injected.stdout);
+}
+
+#[test]
+fn a_response_with_the_wrong_id_is_dropped_and_the_call_is_answered_at_its_deadline() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "2s");
+    let started = Instant::now();
+    let run = sdk_client(
+        &python,
+        &proxied_server(&python, &contract_flags(&[&review]), "wrong_id"),
+        &[],
+        &["call", server_tools().0, r#"{"change_id":"CR-1"}"#],
+    );
+    assert_failure(&run, "UPSTREAM_UNAVAILABLE");
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        run.stderr.contains("answers no outstanding request"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("no answer within"), "{}", run.stderr);
+    assert!(!run.stdout.contains(CANARY));
+}
+
+#[test]
+fn a_server_crash_mid_call_is_an_error_for_the_client_and_exit_4() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    // A server that speaks the handshake, then dies on the first tools/call.
+    let crash = dir.path().join("crash.py");
+    std::fs::write(
+        &crash,
+        r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"capabilities": {"tools": {}}, "protocolVersion": "2025-11-25", "serverInfo": {"name": "crash", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        sys.exit(9)
+"#,
+    )
+    .unwrap();
+    let status_file = dir.path().join("status");
+    let server = format!(
+        "sh -c {}",
+        quote(&format!(
+            "{} mcp proxy {} -- {} {}; echo $? > {}",
+            quote(airlock_bin()),
+            contract_flags(&[&review]),
+            quote(&python.display().to_string()),
+            quote(&crash.display().to_string()),
+            quote(&status_file.display().to_string()),
+        ))
+    );
+    let run = sdk_client(
+        &python,
+        &server,
+        &[],
+        &["call", server_tools().0, r#"{"change_id":"CR-1"}"#],
+    );
+    assert_eq!(run.status, 3, "{}\n{}", run.stdout, run.stderr);
+    let error = run.json();
+    assert_eq!(
+        error["message"], "airlock: the MCP server exited",
+        "{error}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !status_file.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&status_file).unwrap().trim(),
+        "4",
+        "{}",
+        run.stderr
+    );
+}
+
+// ---- Hand-written JSON-RPC over pipes ----
+
+/// The proxy with a raw client: lines written to its stdin, its stdout read line by line.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Session {
+    fn start(flags: &[&str], server_script: &Path) -> Self {
+        let mut child = Command::new(airlock_bin())
+            .args(["mcp", "proxy"])
+            .args(flags)
+            .arg("--")
+            .arg("sh")
+            .arg(server_script)
+            .current_dir(root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (tx, stderr) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                text.push_str(&line);
+                text.push('\n');
+            }
+            let _ = tx.send(text);
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("no line from the proxy within 60 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    fn vm_hwm_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    /// Close stdin; the exit code (within 10 s) and the whole stderr.
+    fn finish(mut self) -> (i32, String) {
+        drop(self.stdin.take());
+        self.wait()
+    }
+
+    fn wait(mut self) -> (i32, String) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("the proxy did not exit within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let stderr = self
+            .stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default();
+        (status.code().unwrap_or(-1), stderr)
+    }
+}
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn call(id: u64, tool: &str, change_id: &str) -> String {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":{"change_id":change_id}}}).to_string()
+}
+
+/// The server's well-behaved answer to a review call, as sh `printf` text.
+fn good_answer(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{{\"change_id\":\"CR-1\",\"decision\":\"approved\",\"reviewed_by\":\"alice\",\"observed_at\":\"2026-12-03T08:00:00Z\"}}"}}],"structuredContent":{{"change_id":"CR-1","decision":"approved","reviewed_by":"alice","observed_at":"2026-12-03T08:00:00Z"}},"isError":false}}}}"#
+    )
+}
+
+fn assert_admitted(answer: &Value, id: u64) {
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["decision"],
+        "approved"
+    );
+}
+
+fn assert_fixed_failure(answer: &Value, id: u64) {
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["error"]["code"], "INVALID_RESPONSE", "{text}");
+}
+
+#[test]
+fn a_100_mb_answer_is_rejected_as_too_large_without_being_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    // id first (as every SDK writes it): the call it answers is known from the prefix;
+    // then id last: every pending guarded call gets the fixed failure.
+    let server = script(
+        dir.path(),
+        "big.sh",
+        &format!(
+            r#"read -r line
+printf '{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"'
+head -c 100000000 /dev/zero | tr '\0' a
+printf '"}}]}}}}\n'
+read -r line
+printf '%s\n' '{}'
+read -r line
+printf '{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"'
+head -c 100000000 /dev/zero | tr '\0' a
+printf '"}}]}},"id":5}}\n'
+read -r line
+"#,
+            good_answer(4)
+        ),
+    );
+    let audit = dir.path().join("audit.jsonl");
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &server,
+    );
+    session.send(&call(3, tool, "CR-1"));
+    assert_fixed_failure(&session.recv(), 3);
+    session.send(&call(4, tool, "CR-1"));
+    // Answered only after the whole 100 MB line was skipped.
+    assert_admitted(&session.recv(), 4);
+    session.send(&call(5, tool, "CR-1"));
+    assert_fixed_failure(&session.recv(), 5);
+    let peak = session.vm_hwm_kib();
+    assert!(peak < 40 * 1024, "the proxy's peak RSS is {peak} KiB");
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let records: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records[0]["stage"], "limits");
+    assert_eq!(records[0]["raw_len"], 16385);
+    assert_eq!(records[1]["verdict"], "admitted");
+    assert_eq!(records[2]["stage"], "limits");
+    assert!(stderr.contains("rejected: limits: max_bytes"), "{stderr}");
+}
+
+#[test]
+fn malformed_and_unknown_lines_are_dropped_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    let server = script(
+        dir.path(),
+        "noisy.sh",
+        &format!(
+            r#"read -r line
+printf '%s\n' 'this is not JSON {CANARY}'
+printf '%s\n' '{{"jsonrpc":"2.0","id":99,"result":{{"note":"{CANARY}"}}}}'
+printf '%s\n' '{{"jsonrpc":"2.0","id":3,"id":7,"result":{{"note":"{CANARY}"}}}}'
+printf '%s\n' '{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"ok"}}}}'
+printf '%s\n' '{}'
+read -r line
+"#,
+            good_answer(3)
+        ),
+    );
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send("garbage from the client");
+    session.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#);
+    let refused = session.recv();
+    assert_eq!(refused["id"], 1);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    session.send(&call(3, tool, "CR-1"));
+    let notification = session.recv();
+    assert_eq!(notification["method"], "notifications/message");
+    assert_admitted(&session.recv(), 3);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("dropped a client line that is not a JSON object"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("dropped a server line that is not JSON"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("id 99 that answers no outstanding request"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ambiguous id"), "{stderr}");
+    assert!(!stderr.contains(CANARY), "{stderr}");
+}
+
+#[test]
+fn the_client_closing_early_ends_the_server_and_answers_what_is_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    // A server that never answers nor exits on its own.
+    let server = script(dir.path(), "stuck.sh", "trap '' TERM\nsleep 60\n");
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(&call(3, server_tools().0, "CR-1"));
+    drop(session.stdin.take());
+    let started = Instant::now();
+    let answer = session.recv();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["error"]["message"], "airlock: the MCP server exited");
+    let (status, stderr) = session.wait();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_closed_client_stdout_kills_the_server_and_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let pid_file = dir.path().join("server.pid");
+    let server = script(
+        dir.path(),
+        "answer.sh",
+        &format!(
+            "echo $$ > {}\nread -r line\nprintf '%s\\n' '{}'\nsleep 60\n",
+            pid_file.display(),
+            good_answer(3)
+        ),
+    );
+    let mut proxy = Command::new(airlock_bin())
+        .args(["mcp", "proxy", "--contract"])
+        .arg(&review)
+        .args(["--", "sh"])
+        .arg(&server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nobody reads the proxy's stdout: its answer meets a closed pipe.
+    drop(proxy.stdout.take());
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, "{}", call(3, server_tools().0, "CR-1")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = proxy.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the proxy did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stderr = String::new();
+    let status = status.code().unwrap_or(-1);
+    assert_eq!(status, 0, "{stderr}");
+    drop(stdin);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{}", pid.trim())).exists(),
+        "the server {pid} is still running"
+    );
+}
+
+#[test]
+fn sigterm_kills_the_server_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let pid_file = dir.path().join("server.pid");
+    let server = script(
+        dir.path(),
+        "idle.sh",
+        &format!("echo $$ > {}\nsleep 60\n", pid_file.display()),
+    );
+    let session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pid_file).map_or(true, |p| p.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-TERM", &session.child.id().to_string()])
+        .status()
+        .unwrap();
+    let (status, _) = session.wait();
+    assert_eq!(status, 143);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!Path::new(&format!("/proc/{}", pid.trim())).exists());
+}
+
+#[test]
+fn drift_is_reported_and_strict_drift_refuses_the_list_and_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    // The server lists the review tool with a schema that differs from the contract (a
+    // member added) and a tool the proxy has no contract for.
+    let mut schema: Value =
+        serde_json::from_slice(&std::fs::read(review.join("v1.schema.json")).unwrap()).unwrap();
+    schema["properties"]["comment"] = json!({"type": "string"});
+    let list = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[
+        {"name": tool, "inputSchema": {"type":"object"}, "outputSchema": schema},
+        {"name": "other", "inputSchema": {"type":"object"}}
+    ]}})
+    .to_string();
+    let received = dir.path().join("received");
+    let server = script(
+        dir.path(),
+        "list.sh",
+        &format!(
+            "read -r line\nprintf '%s\\n' '{list}'\nwhile read -r line; do printf '%s\\n' \"$line\" >> {}; done\n",
+            received.display()
+        ),
+    );
+    let list_request = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(list_request);
+    let answer = session.recv();
+    assert_eq!(answer, serde_json::from_str::<Value>(&list).unwrap());
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0);
+    assert!(
+        stderr.contains(&format!("drift: tool {tool}: outputSchema differs from"))
+            && stderr.contains("v1.schema.json"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("drift: tool other has no contract"),
+        "{stderr}"
+    );
+
+    let mut session = Session::start(
+        &["--contract", review.to_str().unwrap(), "--strict-drift"],
+        &server,
+    );
+    session.send(list_request);
+    let answer = session.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["code"], -32603);
+    assert_eq!(
+        answer["error"]["message"],
+        format!("airlock: outputSchema drift for tools: {tool}")
+    );
+    session.send(&call(3, tool, "CR-1"));
+    assert_fixed_failure(&session.recv(), 3);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    // The refused call never reached the server.
+    let forwarded = std::fs::read_to_string(&received).unwrap_or_default();
+    assert!(!forwarded.contains("tools/call"), "{forwarded}");
+}
+
+#[test]
+fn a_server_that_exits_mid_call_answers_pending_requests_and_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let server = script(dir.path(), "die.sh", "read -r line\nread -r line\nexit 1\n");
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(r#"{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}"#);
+    session.send(&call(3, server_tools().0, "CR-1"));
+    let mut ids: Vec<Value> = (0..2)
+        .map(|_| {
+            let answer = session.recv();
+            assert_eq!(answer["error"]["message"], "airlock: the MCP server exited");
+            answer["id"].clone()
+        })
+        .collect();
+    ids.sort_by_key(Value::to_string);
+    assert_eq!(ids, [json!("list-1"), json!(3)]);
+    let (status, _) = session.wait();
+    assert_eq!(status, 4);
+}
+
+#[test]
+fn contracts_that_are_not_mcp_or_share_a_tool_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let out = Command::new(airlock_bin())
+        .args([
+            "mcp",
+            "proxy",
+            "--contract",
+            "schemas/review_status",
+            "--",
+            "true",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("schemas/review_status") && stderr.contains("mcp"),
+        "{stderr}"
+    );
+    let out = Command::new(airlock_bin())
+        .args(["mcp", "proxy", "--contract"])
+        .arg(&review)
+        .arg("--contract")
+        .arg(&review)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("two contracts for the tool"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_guarded_call_unanswered_by_its_deadline_gets_upstream_unavailable_and_an_audit_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "1s");
+    let server = script(dir.path(), "silent.sh", "while read -r line; do :; done\n");
+    let audit = dir.path().join("audit.jsonl");
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+        ],
+        &server,
+    );
+    let started = Instant::now();
+    session.send(&call(3, server_tools().0, "CR-1"));
+    let answer = session.recv();
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["id"], 3);
+    let text: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        text["error"],
+        json!({"code": "UPSTREAM_UNAVAILABLE", "retryable": true})
+    );
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let record: Value =
+        serde_json::from_str(std::fs::read_to_string(&audit).unwrap().trim()).unwrap();
+    assert_eq!(record["verdict"], "transport_failure");
+    assert_eq!(record["diagnostic"]["keyword"], "timeout");
+}
+
+#[test]
+fn lines_over_max_message_bytes_are_dropped_and_the_request_they_answer_gets_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 4096, "60s");
+    let big_list = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[],"padding":"x".repeat(8000)}});
+    let received = dir.path().join("received");
+    let server = script(
+        dir.path(),
+        "lists.sh",
+        &format!(
+            "read -r line\nprintf '%s\\n' '{big_list}'\nwhile read -r line; do printf '%s\\n' \"$line\" >> {}; done\n",
+            received.display()
+        ),
+    );
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--max-message-bytes",
+            "6000",
+        ],
+        &server,
+    );
+    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answer = session.recv();
+    assert_eq!(answer["id"], 2);
+    assert_eq!(
+        answer["error"]["message"],
+        "airlock: the MCP server's answer exceeded --max-message-bytes"
+    );
+    session.send(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"p":"{}"}}}}"#,
+        "y".repeat(7000)
+    ));
+    session.send(r#"{"jsonrpc":"2.0","method":"notifications/small"}"#);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("dropped a server line over 6000 bytes"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("dropped a client line over 6000 bytes"),
+        "{stderr}"
+    );
+    let forwarded = std::fs::read_to_string(&received).unwrap();
+    assert_eq!(
+        forwarded,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/small\"}\n"
+    );
+}
