@@ -13,4 +13,5 @@ mod fixtures;
 mod fuzz;
 mod init;
 mod lint;
+mod mcp_import;
 mod util;
