@@ -604,7 +604,10 @@ fn a_failing_server_is_a_clear_error_with_exit_2() {
     let wrong_id = r#"read line; echo '{"jsonrpc":"2.0","method":"notifications/message","params":{}}'; echo '{"jsonrpc":"2.0","id":9,"result":{}}'"#;
     let looping = r#"read l; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read l; n=2; while read l; do echo "{\"jsonrpc\":\"2.0\",\"id\":$n,\"result\":{\"tools\":[],\"nextCursor\":\"same\"}}"; n=$((n+1)); done"#;
     for (command, says) in [
-        ("exit 0", "closed its output before answering"),
+        (
+            "read line; exit 3",
+            "closed its output before answering (it exited: exit status: 3)",
+        ),
         ("sleep 5", "no answer within 1s"),
         ("read line; echo not json", "not strict JSON"),
         (

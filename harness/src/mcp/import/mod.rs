@@ -156,7 +156,7 @@ pub enum Outcome {
         /// docs/mcp.md), if it does not.
         load_error: Option<String>,
         /// `certify` of `from` → `to`, or why it could not run.
-        certificate: Result<Certificate, String>,
+        certificate: Result<Box<Certificate>, String>,
     },
     /// The published schema equals the contract's current version: nothing written.
     Unchanged {
@@ -374,7 +374,9 @@ fn update(
     let load_error = Contract::load(dir).err().map(|e| e.to_string());
     let certificate = match &load_error {
         Some(_) => Err(format!("not run: v{to} does not load")),
-        None => certify(dir, from, to).map_err(|e| e.to_string()),
+        None => certify(dir, from, to)
+            .map(Box::new)
+            .map_err(|e| e.to_string()),
     };
     if load_error.is_some() {
         entry.notes.push(format!(

@@ -128,6 +128,7 @@ fn cut(text: &str) -> String {
 }
 
 /// One page of a `tools/list` answer.
+#[derive(Debug)]
 struct Page {
     tools: Vec<Value>,
     next_cursor: Option<String>,
@@ -295,10 +296,11 @@ impl Server {
             .stdin
             .as_mut()
             .ok_or_else(|| server_error("its stdin is closed"))?;
-        stdin
-            .write_all(&line)
-            .and_then(|()| stdin.flush())
-            .map_err(|e| server_error(format!("writing to the server: {e} (did it exit?)")))
+        let written = stdin.write_all(&line).and_then(|()| stdin.flush());
+        written.map_err(|e| {
+            let status = self.exit_status();
+            server_error(format!("writing to the server: {e}{status}"))
+        })
     }
 
     /// Send a request and wait for its response, skipping the server's notifications
