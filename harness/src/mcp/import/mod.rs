@@ -357,10 +357,10 @@ fn update(
         ));
     }
     let manifest_path = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&manifest_path).map_err(|source| ImportError::Write {
-        path: manifest_path.clone(),
-        source,
-    })?;
+    let text = match std::fs::read_to_string(&manifest_path) {
+        Ok(text) => text,
+        Err(e) => return refused(format!("reading {}: {e}", manifest_path.display())),
+    };
     let Some(bumped) = bump_version(&text, from) else {
         return refused(format!(
             "{} has no single top-level `version = {from}` line to edit: set version = {to} \
