@@ -374,6 +374,13 @@ fn reimport_unchanged_writes_nothing() {
         std::fs::read_to_string(&request).unwrap(),
         "{\"now\": \"edited by hand\"}"
     );
+    // The 2026-07-28 era lists the same schemas with their members in another order:
+    // equal as JSON values, so unchanged too.
+    let other_era = captures().join("tools_list.2026-07-28.json");
+    let o = import_files(&[&other_era], temp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 unchanged"), "{}", stdout(&o));
+    assert_eq!(files_under(temp.path()), before.0);
 }
 
 #[test]
