@@ -47,6 +47,8 @@ max_attempts = 3
 deadline = "10s"
 retryable = ["UPSTREAM_UNAVAILABLE"]
 {BOGUS:retry}
+[input]
+{BOGUS:input}
 [lint]
 {BOGUS:lint}
 [[lint.allow]]
@@ -104,6 +106,7 @@ fn every_manifest_key_the_parser_accepts_is_in_the_contract_reference() {
         "in_param",
         "fresh",
         "retry",
+        "input",
         "lint",
         "allow",
     ] {
@@ -111,6 +114,22 @@ fn every_manifest_key_the_parser_accepts_is_in_the_contract_reference() {
     }
     for kind in ["equals_param", "in_param", "fresh"] {
         all.insert(kind.to_owned());
+    }
+    // And the values the `[input]` keys take, as TOML strings.
+    for value in [
+        "envelope",
+        "mcp",
+        "agree",
+        "ignore",
+        "image",
+        "audio",
+        "resource_link",
+        "resource",
+    ] {
+        assert!(
+            doc.contains(&format!("`\"{value}\"`")),
+            "docs/contract.md does not name the [input] value \"{value}\""
+        );
     }
     assert!(all.len() >= 15, "{all:?}");
     // Named as `key`, as a dotted `table.key`, or set in a TOML example (`key = …`).
@@ -220,6 +239,43 @@ fn every_command_and_flag_of_the_help_is_in_the_readme_command_table() {
                 "README's `airlock {command}` rows do not mention {flag}"
             );
         }
+    }
+}
+
+/// The flags `airlock ARGS... --help` lists (without --help and --version).
+fn help_flags(args: &[&str]) -> BTreeSet<String> {
+    let mut args = args.to_vec();
+    args.push("--help");
+    let out = airlock(&args, b"");
+    let help = String::from_utf8(out.stdout).unwrap();
+    help.split_whitespace()
+        .map(|w| w.trim_start_matches(['[', '(', '`', '"']))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .map(|w| {
+            let end = w[2..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(w.len(), |i| i + 2);
+            w[..end].to_owned()
+        })
+        .filter(|w| w != "--help" && w != "--version")
+        .collect()
+}
+
+#[test]
+fn every_flag_of_mcp_import_is_in_its_readme_row() {
+    let readme = read("README.md");
+    let rows: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `airlock mcp import"))
+        .collect();
+    assert!(!rows.is_empty(), "README has no `airlock mcp import` row");
+    let flags = help_flags(&["mcp", "import"]);
+    assert!(flags.contains("--server-cmd"), "{flags:?}");
+    for flag in flags {
+        assert!(
+            rows.iter().any(|r| r.contains(&flag)),
+            "README's `airlock mcp import` row does not mention {flag}"
+        );
     }
 }
 

@@ -13,5 +13,6 @@ mod fixtures;
 mod fuzz;
 mod init;
 mod lint;
+mod mcp_import;
 mod mcp_proxy;
 mod util;

@@ -28,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 SERVER = [sys.executable, str(HERE / "server.py")]
 
 CALLS = {
-    "review_status": {"change_id": "CR-1"},
-    "quota_usage": {"project_id": "P-7"},
+    "change_review": {"change_id": "CR-1"},
+    "project_quota": {"project_id": "P-7"},
     "echo": {"message": "hello from airlock"},
 }
 INIT = {

@@ -23,7 +23,7 @@ PY = sys.executable
 SERVER = f"{PY} {HERE / 'server.py'}"
 TAP = f"{PY} {HERE / 'tap_proxy.py'}"
 CLIENT = [PY, str(HERE / "client.py"), "--timeout", "3"]
-CALL = ["call", "review_status", '{"change_id":"CR-1"}']
+CALL = ["call", "change_review", '{"change_id":"CR-1"}']
 
 REWRITES = ["none", "is_error_fixed", "is_error_fixed_rt", "jsonrpc_error", "schema_fail", "no_structured",
             "null_structured", "no_is_error", "wrong_id"]

@@ -45,9 +45,9 @@ MODES = {
     "non_json_text": "structuredContent is right; the text block is prose with injection + canary, not JSON",
     "duplicate_key_text": "structuredContent is right; the text block is JSON text with a duplicate key (last one wins in lax parsers)",
     "extra_text_block": "a second text block carrying injection + canary after the correct one",
-    "bad_format": "review_status: observed_at is not RFC 3339 ('03/12/2026 08:00'); in structuredContent and text",
-    "wrong_enum": "review_status: decision is 'approved_by_override' (outside the enum); in structuredContent and text",
-    "wrong_type": "quota_usage: used is the string '1200' instead of an integer; review_status: reviewed_by is null",
+    "bad_format": "change_review: observed_at is not RFC 3339 ('03/12/2026 08:00'); in structuredContent and text",
+    "wrong_enum": "change_review: decision is 'approved_by_override' (outside the enum); in structuredContent and text",
+    "wrong_type": "project_quota: used is the string '1200' instead of an integer; change_review: reviewed_by is null",
     "missing_structured": "structuredContent dropped; only the text block (tool has an outputSchema)",
     "is_error_injection": "isError: true with a text block carrying injection + canary (and no structuredContent)",
     "jsonrpc_error": "tools/call answered with a JSON-RPC error (-32603) whose message carries injection + canary",
@@ -178,13 +178,13 @@ mcp = MCPServer(name="airlock-test-server", version="1.0.0", middleware=[misbeha
 
 
 @mcp.tool(description="Review status of a change request.")
-def review_status(change_id: str) -> ReviewStatus:
+def change_review(change_id: str) -> ReviewStatus:
     decision = {"0": "rejected", "1": "approved"}.get(change_id[-1:], "pending")
     return ReviewStatus(change_id=change_id, decision=decision, reviewed_by="alice", observed_at=FIXED_TIME)
 
 
 @mcp.tool(description="Quota usage of a project in the current billing period.")
-def quota_usage(project_id: str) -> QuotaUsage:
+def project_quota(project_id: str) -> QuotaUsage:
     return QuotaUsage(project_id=project_id, used=1200, limit=5000, fraction=0.24)
 
 

@@ -93,7 +93,11 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
 }
 
 /// The human summary of a certificate.
-fn human(certificate: &airlock_harness::certify::Certificate, from: u32, to: u32) -> String {
+pub(super) fn human(
+    certificate: &airlock_harness::certify::Certificate,
+    from: u32,
+    to: u32,
+) -> String {
     let mut out = format!(
         "certify {} v{from} -> v{to}: {}\n",
         certificate.tool,

@@ -1,1 +1,0 @@
-//! `airlock mcp import` (being built).
