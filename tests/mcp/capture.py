@@ -59,6 +59,7 @@ class Session:
         env = dict(os.environ)
         env.pop("AIRLOCK_TEST_MODE", None)
         env.pop("AIRLOCK_TEST_PAGE_SIZE", None)
+        env["AIRLOCK_TEST_FIXED_TIME"] = "1"  # captures are reproducible
         self.p = subprocess.Popen([*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
 
     def send(self, msg: dict) -> bytes:

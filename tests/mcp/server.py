@@ -71,7 +71,16 @@ def _options() -> tuple[str, int]:
 
 MODE, PAGE_SIZE = _options()
 
+# observed_at: the time of the call, to the second (what a live tool reports, so the shipped
+# contract's `fresh` check holds through the proxy); AIRLOCK_TEST_FIXED_TIME=1 pins it to
+# 2026-12-03T08:00:00Z for reproducible captures (capture.py sets it).
 FIXED_TIME = datetime(2026, 12, 3, 8, 0, 0, tzinfo=timezone.utc)
+
+
+def observed_at() -> datetime:
+    if os.environ.get("AIRLOCK_TEST_FIXED_TIME"):
+        return FIXED_TIME
+    return datetime.now(timezone.utc).replace(microsecond=0)
 
 
 class ReviewStatus(BaseModel):
@@ -180,7 +189,7 @@ mcp = MCPServer(name="airlock-test-server", version="1.0.0", middleware=[misbeha
 @mcp.tool(description="Review status of a change request.")
 def change_review(change_id: str) -> ReviewStatus:
     decision = {"0": "rejected", "1": "approved"}.get(change_id[-1:], "pending")
-    return ReviewStatus(change_id=change_id, decision=decision, reviewed_by="alice", observed_at=FIXED_TIME)
+    return ReviewStatus(change_id=change_id, decision=decision, reviewed_by="alice", observed_at=observed_at())
 
 
 @mcp.tool(description="Quota usage of a project in the current billing period.")
