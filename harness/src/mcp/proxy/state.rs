@@ -147,10 +147,11 @@ impl Shared {
         }
     }
 
-    /// Answer a guarded call with its admission, audited.
+    /// Answer a guarded call with its admission, audited. The record is written first: a
+    /// client that has its answer may close the session at once, and the proxy then exits.
     pub(super) fn conclude(&self, call: &Call, admission: &airlock_guard::Admission) {
-        self.answer_result(&call.id, admission.agent(), call.modern);
         self.record(admission.audit());
+        self.answer_result(&call.id, admission.agent(), call.modern);
         let verdict = match admission.audit().verdict() {
             Verdict::Admitted => return,
             Verdict::Rejected => "rejected",
@@ -205,8 +206,8 @@ impl Shared {
                 shown(&id_key(&call.id)),
                 guard.contract().retry().deadline()
             ));
-            self.answer_result(&call.id, admission.agent(), call.modern);
             self.record(admission.audit());
+            self.answer_result(&call.id, admission.agent(), call.modern);
         }
     }
 
