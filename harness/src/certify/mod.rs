@@ -324,6 +324,13 @@ pub fn certify_contract(
     Ok(certificate)
 }
 
+/// Instances built from a schema document's keywords (its examples and defaults first,
+/// every `anyOf`/`oneOf` branch, limits at their edges, strings from each `pattern`):
+/// candidates, not guaranteed valid. The same seed gives the same instances.
+pub fn instances(document: &Value, seed: u64) -> Vec<Value> {
+    generate::candidates(document, document, seed)
+}
+
 /// Every fixture under both versions.
 fn replay(old: &Contract, new: &Contract, corpus: &Corpus) -> Vec<Replay> {
     let (old_guard, new_guard) = (Guard::new(old.clone()), Guard::new(new.clone()));
