@@ -13,7 +13,7 @@ const PER_NODE: usize = 10;
 /// Nesting followed (`$ref`s, members, items) before a branch gives up.
 const MAX_DEPTH: usize = 14;
 /// Schema nodes visited in one run: a wide recursive schema stops here, not at the stack.
-const MAX_NODES: usize = 20_000;
+const MAX_NODES: usize = 4_000;
 /// Strings drawn from each `pattern`.
 const PATTERN_SAMPLES: usize = 8;
 /// Lengths past which a string or array is not built.

@@ -386,7 +386,11 @@ const MAX_BASES: usize = 48;
 /// Whole-schema witnesses checked for what reaches the agent.
 const MAX_VISIBILITY_WITNESSES: usize = 6;
 /// Verdict pairs computed for one structural change's witness search.
-const MAX_TRIALS: usize = 4000;
+const MAX_TRIALS: usize = 2000;
+/// A difference schema longer than this (as JSON text) is not generated from (a
+/// SchemaStore-sized one runs to megabytes); the structural witnesses and the bases
+/// still apply.
+const MAX_DIFFERENCE_BYTES: usize = 256 * 1024;
 
 /// The comparison of two compiled schemas as seen through `view`; `bases` are instances
 /// to edit into witnesses (the fixtures' instances). Deterministic.
@@ -404,7 +408,10 @@ pub fn compare(
     let ((rejected, rejected_schema), (admitted, admitted_schema)) = match &canonical {
         // The same document admits the same instances.
         _ if od == nd => ((Answer::No, None), (Answer::No, None)),
-        Ok((o, n)) => (semantic::difference(o, n), semantic::difference(n, o)),
+        Ok((o, n)) => (
+            semantic::difference(o, n, MAX_DIFFERENCE_BYTES),
+            semantic::difference(n, o, MAX_DIFFERENCE_BYTES),
+        ),
         Err(reason) => (
             (Answer::Refused(reason.clone()), None),
             (Answer::Refused(reason.clone()), None),
@@ -419,7 +426,7 @@ pub fn compare(
     // Structural changes, each with a witness when one is found; a change the proofs
     // contradict is an artefact of reading the documents and is dropped.
     let mut changes = Vec::new();
-    for mut change in structural::diff_view(od, nd, view) {
+    for mut change in merged(structural::diff_view(od, nd, view)) {
         let witness = judge.structural_witness(&change, &bases);
         match witness {
             Some(w) => {
@@ -589,6 +596,38 @@ pub fn compare(
     };
     certificate.settle(od == nd || both_proved);
     certificate
+}
+
+/// Changes that are one edit seen at many locations (a definition reached along several
+/// paths): the same class, kind, detail and member name, kept once at the first
+/// location, the others counted in the detail.
+fn merged(changes: Vec<Change>) -> Vec<Change> {
+    let mut out: Vec<(Change, usize)> = Vec::new();
+    for change in changes {
+        let last = |p: &str| p.rsplit('/').next().unwrap_or_default().to_owned();
+        let same = out.iter_mut().find(|(c, _)| {
+            c.class == change.class
+                && c.kind == change.kind
+                && c.detail == change.detail
+                && last(&c.pointer) == last(&change.pointer)
+        });
+        match same {
+            Some((_, more)) => *more += 1,
+            None => out.push((change, 0)),
+        }
+    }
+    out.into_iter()
+        .map(|(mut change, more)| {
+            if more > 0 {
+                change.detail = format!(
+                    "{} (the same change at {more} more location{})",
+                    change.detail,
+                    if more == 1 { "" } else { "s" }
+                );
+            }
+            change
+        })
+        .collect()
 }
 
 /// The class of a narrowing: a response rejected now breaks; so do arguments.
@@ -815,7 +854,28 @@ impl Judge<'_> {
         };
         let mut best: Option<(u8, Witness)> = None;
         let mut trials = 0;
-        for base in bases {
+        // Bases lacking the change's parent get it built, from the version that should
+        // accept the witness.
+        let (parent, _) = structural::parent_and_name(&change.pointer);
+        let side = if change.class == Class::Breaking {
+            od
+        } else {
+            nd
+        };
+        let built: Vec<Value> = bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_none())
+            .take(MAX_BUILT_BASES)
+            .filter_map(|b| {
+                let mut b = b.clone();
+                materialize(&mut b, parent, side).then_some(b)
+            })
+            .collect();
+        for base in bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_some())
+            .chain(&built)
+        {
             let before = self.verdicts(base);
             let own = base
                 .pointer(&change.pointer)
@@ -930,6 +990,60 @@ fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Bases lacking a change's location that get it built, per change.
+const MAX_BUILT_BASES: usize = 8;
+
+/// Build the members and items along `pointer` that `value` lacks, each generated from
+/// what `document` says of its location; false when a step cannot be built.
+fn materialize(value: &mut Value, pointer: &str, document: &Value) -> bool {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut at = String::new();
+    let mut current = value;
+    for token in tokens {
+        at = format!("{at}/{}", crate::cases::escape_token(&token));
+        let built = |at: &str| -> Option<Value> {
+            let nodes: Vec<Value> = structural::conjunction(document, at)
+                .into_iter()
+                .cloned()
+                .collect();
+            generate::candidates(document, &json!({"allOf": nodes}), 5)
+                .into_iter()
+                .find(|v| v.is_object() || v.is_array())
+        };
+        current = match current {
+            Value::Object(map) => {
+                if !map.contains_key(&token) {
+                    let Some(v) = built(&at) else { return false };
+                    map.insert(token.clone(), v);
+                }
+                match map.get_mut(&token) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            Value::Array(items) => {
+                let Ok(index) = token.parse::<usize>() else {
+                    return false;
+                };
+                if index == items.len() {
+                    let Some(v) = built(&at) else { return false };
+                    items.push(v);
+                }
+                match items.get_mut(index) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    true
 }
 
 /// Set (or remove, `None`) the member or array item at `pointer`; false when its parent

@@ -70,13 +70,42 @@ pub(crate) fn canonical(document: &Value) -> Result<CanonicalSchema, String> {
     Ok(schema)
 }
 
-/// `a \ b` and whether it holds anything; the difference as a schema when it was
-/// expressible (the raw material of witnesses).
-pub(crate) fn difference(a: &CanonicalSchema, b: &CanonicalSchema) -> (Answer, Option<Value>) {
+/// `a \ b` and whether it holds anything; the difference as a schema (the raw material
+/// of witnesses) when it holds something, was expressible, and its JSON text is at most
+/// `max_bytes` long (a SchemaStore-sized difference runs to megabytes).
+pub(crate) fn difference(
+    a: &CanonicalSchema,
+    b: &CanonicalSchema,
+    max_bytes: usize,
+) -> (Answer, Option<Value>) {
     match a.subtract(b) {
-        Ok(d) => (Answer::of(d.satisfiability()), Some(d.to_json_schema())),
+        Ok(d) => {
+            let answer = Answer::of(d.satisfiability());
+            let schema = (answer != Answer::No)
+                .then(|| d.to_json_schema())
+                .filter(|s| fits(s, max_bytes));
+            (answer, schema)
+        }
         Err(e) => (Answer::Refused(e.to_string()), None),
     }
+}
+
+/// Whether `value` as JSON text is at most `max` bytes (counted, never built).
+fn fits(value: &Value, max: usize) -> bool {
+    struct Counter(usize, usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > self.1 {
+                return Err(std::io::Error::other("too large"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Counter(0, max), value).is_ok()
 }
 
 /// `side` restricted by `extra` schemas (each in the dialect of `dialect`, the version's
@@ -137,8 +166,8 @@ mod tests {
     fn formats_are_assertions_as_in_the_guard() {
         let old = canonical(&json!({"type": "string", "format": "date-time"})).unwrap();
         let new = canonical(&json!({"type": "string"})).unwrap();
-        assert_eq!(difference(&old, &new).0, Answer::No);
-        assert_ne!(difference(&new, &old).0, Answer::No);
+        assert_eq!(difference(&old, &new, 4096).0, Answer::No);
+        assert_ne!(difference(&new, &old, 4096).0, Answer::No);
     }
 
     #[test]
