@@ -124,18 +124,14 @@ fn merge(a: &Map<String, Value>, b: &Value) -> Map<String, Value> {
             (
                 "minimum" | "minLength" | "minItems" | "minProperties" | "exclusiveMinimum",
                 Some(mine),
-            ) => {
-                if value.as_f64() > mine.as_f64() {
-                    out.insert(key.clone(), value.clone());
-                }
+            ) if value.as_f64() > mine.as_f64() => {
+                out.insert(key.clone(), value.clone());
             }
             (
                 "maximum" | "maxLength" | "maxItems" | "maxProperties" | "exclusiveMaximum",
                 Some(mine),
-            ) => {
-                if value.as_f64() < mine.as_f64() {
-                    out.insert(key.clone(), value.clone());
-                }
+            ) if value.as_f64() < mine.as_f64() => {
+                out.insert(key.clone(), value.clone());
             }
             _ => {}
         }

@@ -555,36 +555,30 @@ fn branches(
                 continue;
             }
         }
-        let (narrow, widen) = if key == "allOf" {
-            (Class::Breaking, view.loosened(pointer))
+        // An alternative removed narrows, one added widens; for `allOf` the reverse.
+        let (narrows, widens) = (Class::Breaking, view.loosened(pointer));
+        let (on_removed, on_added) = if key == "allOf" {
+            (widens, narrows)
         } else {
-            (Class::Breaking, view.loosened(pointer))
+            (narrows, widens)
         };
         for b in &removed {
-            let (class, kind) = if key == "allOf" {
-                (view.loosened(pointer), "branch_removed")
-            } else {
-                (narrow, "branch_removed")
-            };
-            push(class, kind, pointer, format!("{key} branch {b} removed"));
+            push(
+                on_removed,
+                "branch_removed",
+                pointer,
+                format!("{key} branch {b} removed"),
+            );
         }
         for b in &added {
-            let (class, kind) = if key == "allOf" {
-                (Class::Breaking, "branch_added")
-            } else {
-                (widen, "branch_added")
-            };
             push(
-                class,
-                kind,
+                on_added,
+                "branch_added",
                 pointer,
                 format!("{key} branch {b} added{}", view.why(pointer)),
             );
         }
-        if key == "oneOf" && removed.is_empty() && added.is_empty() {
-            // Same branches, another order: a oneOf admits the same values.
-            continue;
-        }
+        // (The same branches in another order admit the same values: nothing to say.)
     }
 }
 

@@ -76,10 +76,8 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
     if !args.agent_fields.is_empty() && args.schemas.is_empty() {
         bail!("--agent-field applies to two schema files (OLD NEW); a contract names its agent fields in contract.toml");
     }
-    if args.from.is_some() || args.to.is_some() {
-        if args.contract.is_none() {
-            bail!("--from and --to choose versions of a contract: give --contract DIR");
-        }
+    if (args.from.is_some() || args.to.is_some()) && args.contract.is_none() {
+        bail!("--from and --to choose versions of a contract: give --contract DIR");
     }
     if let [old, new] = args.tools_list.as_slice() {
         let certificate = certify_tools_lists(old, new)?;
