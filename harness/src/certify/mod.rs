@@ -404,14 +404,30 @@ pub fn compare(
     let (od, nd) = (old.document(), new.document());
     let judge = Judge { old, new };
     let bases = judge.bases(bases);
-    let canonical = semantic::canonical(od).and_then(|o| Ok((o, semantic::canonical(nd)?)));
+    // The two versions, then the two directions, each pair on two threads.
+    let canonical = if od == nd {
+        Err("the same document".to_owned())
+    } else {
+        std::thread::scope(|scope| {
+            let old = scope.spawn(|| semantic::canonical(od));
+            let new = semantic::canonical(nd);
+            let old = old
+                .join()
+                .unwrap_or_else(|_| Err("the algebra panicked".to_owned()));
+            Ok::<_, String>((old?, new?))
+        })
+    };
     let ((rejected, rejected_schema), (admitted, admitted_schema)) = match &canonical {
         // The same document admits the same instances.
         _ if od == nd => ((Answer::No, None), (Answer::No, None)),
-        Ok((o, n)) => (
-            semantic::difference(o, n, MAX_DIFFERENCE_BYTES),
-            semantic::difference(n, o, MAX_DIFFERENCE_BYTES),
-        ),
+        Ok((o, n)) => std::thread::scope(|scope| {
+            let rejected = scope.spawn(|| semantic::difference(o, n, MAX_DIFFERENCE_BYTES));
+            let admitted = semantic::difference(n, o, MAX_DIFFERENCE_BYTES);
+            let rejected = rejected
+                .join()
+                .unwrap_or_else(|_| (Answer::Refused("the algebra panicked".to_owned()), None));
+            (rejected, admitted)
+        }),
         Err(reason) => (
             (Answer::Refused(reason.clone()), None),
             (Answer::Refused(reason.clone()), None),
