@@ -12,6 +12,78 @@ fn bad_schema() -> std::path::PathBuf {
 }
 
 #[test]
+fn all_optional_flags_an_object_admitting_nothing_but_not_branches_or_required_members() {
+    let schema = |data: &str| {
+        format!(
+            r##"{{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+            "additionalProperties": false, "required": ["data"],
+            "properties": {{"data": {data}}}}}"##
+        )
+    };
+    let optional =
+        r#"{"type": "object", "additionalProperties": false, "properties": {"a": {"const": 1}}}"#;
+    assert_eq!(
+        lint_text(&schema(optional)),
+        [("all-optional", "/properties/data".to_owned())]
+    );
+    let min = optional.replacen('{', r#"{"minProperties": 1, "#, 1);
+    assert_eq!(lint_text(&schema(&min)), []);
+    let required = optional.replacen('{', r#"{"required": ["a"], "#, 1);
+    assert_eq!(lint_text(&schema(&required)), []);
+    // Inside a composition branch a sibling may require the members.
+    let branch = format!(r#"{{"anyOf": [{optional}, {{"type": "null"}}]}}"#);
+    assert_eq!(lint_text(&schema(&branch)), []);
+}
+
+#[test]
+fn an_unreadable_schema_is_an_error_listed_among_the_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("broken.schema.json");
+    std::fs::write(&path, b"{\"type\": ").unwrap();
+    let found = lint_schema_file(&path, &[], None);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].rule, found[0].severity),
+        ("schema-unreadable", Severity::Error)
+    );
+    assert!(RULES
+        .iter()
+        .any(|(id, severity, _)| *id == "schema-unreadable" && *severity == Severity::Error));
+}
+
+#[test]
+fn a_load_error_says_its_reason_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("deploy_status", tmp.path());
+    let path = dir.join("v1.schema.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "https://json-schema.org/draft/2020-12/schema",
+        "http://json-schema.org/draft-04/schema#",
+    );
+    std::fs::write(&path, text).unwrap();
+    for args in [
+        vec!["lint", "--contract", dir.to_str().unwrap()],
+        vec!["certify", path.to_str().unwrap(), path.to_str().unwrap()],
+        vec!["admit", "--contract", dir.to_str().unwrap()],
+    ] {
+        let out = crate::util::airlock(&args, b"{}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("draft-04"), "{args:?}: {text}");
+        for line in text.lines() {
+            assert!(
+                line.matches("contracts use").count() <= 1,
+                "{args:?}: {line}"
+            );
+            assert!(line.matches("draft-04").count() <= 1, "{args:?}: {line}");
+        }
+    }
+}
+
+#[test]
 fn every_rule_fires_where_the_schema_breaks_it() {
     let findings = lint_schema_file(&bad_schema(), &[], None);
     let got: BTreeSet<(&str, &str, usize, usize)> = findings
@@ -48,6 +120,7 @@ fn every_rule_fires_where_the_schema_breaks_it() {
             13,
             58,
         ),
+        ("all-optional", "/$defs/opt", 14, 12),
     ]
     .into_iter()
     .collect();
@@ -62,7 +135,8 @@ fn every_rule_fires_where_the_schema_breaks_it() {
                     "unconstrained",
                     "stale-allowance",
                     "ref-cycle",
-                    "older-dialect"
+                    "older-dialect",
+                    "schema-unreadable"
                 ]
                 .contains(rule),
             "{rule} never fires on the bad schema"
@@ -231,6 +305,14 @@ fn lint_text(text: &str) -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// [`lint_text`] without the findings of `rule` (a test about other rules, on a schema
+/// that also breaks it).
+fn lint_text_except(text: &str, rule: &str) -> Vec<(&'static str, String)> {
+    let mut found = lint_text(text);
+    found.retain(|(r, _)| *r != rule);
+    found
+}
+
 /// Idioms of careful 2020-12 schemas raise nothing.
 #[test]
 fn a_well_closed_schema_raises_nothing() {
@@ -321,10 +403,10 @@ fn a_definition_open_at_one_use_is_flagged_even_if_closed_at_another() {
                  "properties": {"next": {"$ref": "#/$defs/loop"}}}
       }
     }"##;
-    let found = lint_text(schema);
+    let found = lint_text_except(schema, "all-optional");
     assert_eq!(found, [("open-object", "/$defs/base".to_owned())]);
     let closed_only = schema.replace(r##""b": {"$ref": "#/$defs/base"},"##, "");
-    assert_eq!(lint_text(&closed_only), []);
+    assert_eq!(lint_text_except(&closed_only, "all-optional"), []);
 }
 
 #[test]
@@ -459,7 +541,7 @@ fn a_draft_07_ref_closes_nothing_beside_it() {
       "properties": {"x": {"$ref": "#/definitions/open", "additionalProperties": false}},
       "definitions": {"open": {"type": "object", "properties": {"a": {"const": 1}}}}
     }"##;
-    let found = lint_text(schema);
+    let found = lint_text_except(schema, "all-optional");
     assert!(
         found.contains(&("open-object", "/definitions/open".to_owned())),
         "{found:?}"
@@ -473,7 +555,7 @@ fn a_draft_07_ref_closes_nothing_beside_it() {
         )
         .replace("definitions", "$defs");
     assert_eq!(
-        lint_text(&later),
+        lint_text_except(&later, "all-optional"),
         [
             ("older-dialect", "/$schema".to_owned()),
             (

@@ -4,6 +4,7 @@
 mod adversary;
 mod bounds;
 mod certify;
+mod certify_semantic;
 mod check;
 mod check_exec;
 mod check_reports;

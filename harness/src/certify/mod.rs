@@ -1,33 +1,44 @@
-//! `airlock certify`: what changes between two schema versions of a contract, each change
-//! classified and confirmed by a *witness* (an instance valid under one version and not
-//! the other), every fixture replayed under both, and a certificate carrying both
-//! schemas' SHA-256.
+//! `airlock certify`: what changes between two versions of a schema, judged by what the
+//! guard lets through. The versions are compared semantically first (jsonschema's set
+//! algebra: a `No` is a proof, a `Yes` needs a witness), structurally by instance location
+//! otherwise, and a contract's fixtures are replayed under both; every change says which of
+//! proof / witness / replay / structural backs it, and a witness is only an instance the
+//! guard's compiled schemas of both versions really judge differently.
 //!
-//! Classes (DESIGN.md): **breaking** — a new required member, a narrowed enum, a changed
-//! type, a tightened limit, a removed member of a closed object, a changed const or
-//! pattern or format; **agent-visible** — a new optional member under `/data`, a widened
-//! enum, a loosened limit; **compatible** — anything else.
+//! Classes (docs/certify.md): **breaking** — a response admitted before is rejected now;
+//! **agent_visible** — the agent can now receive a value or a shape it could not before
+//! (through an agent field, or a failure code the guard forwards); **unknown** — nothing
+//! decides; **compatible** — proved, or every difference invisible to the agent.
 
-use airlock_guard::{Contract, Guard};
+mod generate;
+mod semantic;
+mod structural;
+mod tools;
+
+use airlock_guard::{CompiledSchema, Contract, ErrorCode, Guard, InputKind};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::adversary::schema_at;
 use crate::check::CheckError;
-use crate::corpus::find_corpus;
+use crate::corpus::{find_corpus, Corpus};
+pub use semantic::Answer;
+pub use structural::diff;
+pub use tools::{certify_tools_lists, ToolChange, ToolsCertificate};
 
-/// How a change affects those who depend on the contract.
+/// How a change affects those who depend on the contract, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
-    /// Responses valid before are rejected now (or the agent sees other shapes).
+    /// A response admitted before is rejected now (for a request: arguments accepted
+    /// before are rejected now).
     Breaking,
-    /// The agent may see values or members it never saw.
+    /// Nothing decides: neither a proof nor a witness, and no structural rule that holds.
+    Unknown,
+    /// The agent can now receive a value or a shape it could not before.
     AgentVisible,
-    /// Neither.
+    /// Proved unchanged, or every difference invisible to the agent.
     Compatible,
 }
 
@@ -36,8 +47,35 @@ impl Class {
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Breaking => "breaking",
+            Class::Unknown => "unknown",
             Class::AgentVisible => "agent_visible",
             Class::Compatible => "compatible",
+        }
+    }
+}
+
+/// What backs a change (or a verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// The set algebra proved it (an empty difference).
+    Proof,
+    /// An instance the two versions' guards judge differently.
+    Witness,
+    /// A fixture of the corpus, replayed under both versions.
+    Replay,
+    /// Only the structural comparison of the schema documents.
+    Structural,
+}
+
+impl Evidence {
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Proof => "proof",
+            Evidence::Witness => "witness",
+            Evidence::Replay => "replay",
+            Evidence::Structural => "structural",
         }
     }
 }
@@ -47,10 +85,10 @@ impl Class {
 pub struct Witness {
     /// `old_only` or `new_only`: which version accepts it.
     pub accepted_by: &'static str,
-    /// The instance.
+    /// The instance (for an MCP tool, the `structuredContent`).
     pub instance: Value,
     /// Whether the edit at the change's location is what flips a verdict (relative to
-    /// the fixture it was made from); when false, other changes may share the credit.
+    /// the instance it was made from); generated instances are isolated by construction.
     pub isolated: bool,
 }
 
@@ -59,12 +97,14 @@ pub struct Witness {
 pub struct Change {
     /// Its class.
     pub class: Class,
-    /// What changed (`new_required_member`, `enum_widened`, `limit_tightened`, …).
+    /// What changed (`new_required_member`, `enum_widened`, `newly_rejected`, …).
     pub kind: &'static str,
-    /// The instance location (a JSON pointer into responses).
+    /// The instance location (a JSON pointer into responses; empty: the whole instance).
     pub pointer: String,
     /// Details, for the reviewer.
     pub detail: String,
+    /// What backs it.
+    pub evidence: Evidence,
     /// An instance confirming the change, when one was found.
     pub witness: Option<Witness>,
 }
@@ -80,29 +120,168 @@ pub struct Replay {
     pub new: bool,
 }
 
+/// The algebra's answers for the whole schema, in both directions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Semantic {
+    /// Is anything the old version admitted rejected now (`old \ new`)? `no` is a proof.
+    pub newly_rejected: Answer,
+    /// Is anything admitted now that the old version rejected (`new \ old`)?
+    pub newly_admitted: Answer,
+    /// Structural findings the proofs showed to be artefacts (not reported).
+    pub dropped: usize,
+}
+
 /// The certificate of a version change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Certificate {
-    /// The contract's tool.
+    /// The contract's tool (in two-file mode, the new file's name).
     pub tool: String,
-    /// `{version, sha256}` of the old schema.
+    /// `{version, sha256}` of the old schema (`{path, sha256}` in two-file mode).
     pub from: Value,
     /// `{version, sha256}` of the new schema.
     pub to: Value,
     /// The strongest class among the changes (`compatible` when there are none).
     pub verdict: Class,
+    /// What backs the verdict.
+    pub evidence: Evidence,
+    /// The set algebra's answers for the whole schema.
+    pub semantic: Semantic,
     /// Every change found.
     pub changes: Vec<Change>,
-    /// Every fixture under both versions.
+    /// Every fixture under both versions (none in two-file mode).
     pub fixtures: Vec<Replay>,
 }
 
-/// Compare versions `from` and `to` of the contract in `dir`.
+/// Which way values flow through the schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// A response: narrowing breaks, widening may reach the agent.
+    Response,
+    /// A request (a tool's `inputSchema`): narrowing breaks callers, widening is harmless.
+    Request,
+}
+
+/// What the agent sees of an admitted instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    /// The agent fields (JSON pointers; `""` is the whole instance).
+    pub agent: Vec<String>,
+    /// An envelope contract: agent fields come from successes, and `/error/code` of a
+    /// failure reaches the agent when it is one of [`ErrorCode::ALL`].
+    pub envelope: bool,
+    /// Response or request.
+    pub direction: Direction,
+}
+
+/// The pointer of an envelope's failure code.
+const FAILURE_CODE: &str = "/error/code";
+
+impl View {
+    /// A response whose agent sees `agent` (no envelope).
+    pub fn fields(agent: Vec<String>) -> Self {
+        Self {
+            agent,
+            envelope: false,
+            direction: Direction::Response,
+        }
+    }
+
+    /// Whether a change at a location can reach the agent: the location is, lies inside
+    /// or holds one of the agent fields, or is the forwarded failure code.
+    pub fn visible(&self, pointer: &str) -> bool {
+        self.direction == Direction::Response
+            && (self.agent.iter().any(|f| {
+                f.is_empty()
+                    || pointer == f
+                    || pointer.starts_with(&format!("{f}/"))
+                    || f.starts_with(&format!("{pointer}/"))
+            }) || (self.envelope && pointer == FAILURE_CODE))
+    }
+
+    /// Whether a location is, or lies inside, an agent field (what the agent receives
+    /// whole): members appearing there reach the agent; at an ancestor they do not.
+    pub fn reaches(&self, pointer: &str) -> bool {
+        self.direction == Direction::Response
+            && self
+                .agent
+                .iter()
+                .any(|f| f.is_empty() || pointer == f || pointer.starts_with(&format!("{f}/")))
+    }
+
+    /// The class of a change that only admits more at `pointer`.
+    fn loosened(&self, pointer: &str) -> Class {
+        if self.visible(pointer) {
+            Class::AgentVisible
+        } else {
+            Class::Compatible
+        }
+    }
+
+    /// Why a loosening at `pointer` has its class, for the detail.
+    fn why(&self, pointer: &str) -> &'static str {
+        match self.direction {
+            Direction::Request => " (a request: arguments accepted before still are)",
+            Direction::Response if self.visible(pointer) => "",
+            Direction::Response => " (not an agent field: the guard never hands it to the agent)",
+        }
+    }
+
+    /// Values newly allowed by an `enum` at `pointer`: the forwarded failure codes among
+    /// them are agent-visible, the others are turned away by the guard's projection.
+    fn new_values(&self, pointer: &str, added: &[Value]) -> (Class, &'static str, String) {
+        if self.envelope && pointer == FAILURE_CODE && self.direction == Direction::Response {
+            let forwarded: Vec<&str> = added
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|c| ErrorCode::from_wire(c).is_some())
+                .collect();
+            return if forwarded.is_empty() {
+                (
+                    Class::Compatible,
+                    "enum_widened",
+                    format!(
+                        " (not forwarded: the guard admits only {:?} as failure codes)",
+                        ErrorCode::ALL.map(ErrorCode::as_str)
+                    ),
+                )
+            } else {
+                (
+                    Class::AgentVisible,
+                    "failure_code_forwarded",
+                    format!(" (the guard forwards {forwarded:?} to the agent)"),
+                )
+            };
+        }
+        (
+            self.loosened(pointer),
+            "enum_widened",
+            self.why(pointer).to_owned(),
+        )
+    }
+}
+
+/// Compare versions `from` and `to` of the contract in `dir`, its corpus found beside it.
 ///
 /// # Errors
 ///
 /// When either version or the corpus cannot be loaded.
 pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError> {
+    certify_contract(dir, from, to, None)
+}
+
+/// [`certify`] with the corpus folder given (`--corpus DIR`) or found beside the
+/// contract (`corpora/<tool>` beside `schemas/<tool>`).
+///
+/// # Errors
+///
+/// When either version or the corpus cannot be loaded (a missing corpus names the folders
+/// tried).
+pub fn certify_contract(
+    dir: &Path,
+    from: u32,
+    to: u32,
+    corpus: Option<&Path>,
+) -> Result<Certificate, CheckError> {
     let load = |version: u32| {
         Contract::load_version(dir, version).map_err(|source| CheckError::Contract {
             dir: dir.to_path_buf(),
@@ -110,26 +289,52 @@ pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError
         })
     };
     let (old, new) = (load(from)?, load(to)?);
-    let corpus = find_corpus(&new, None).map_err(|source| CheckError::Corpus {
+    let corpus = find_corpus(&new, corpus).map_err(|source| CheckError::Corpus {
         dir: dir.to_path_buf(),
         source,
     })?;
+    let mcp = matches!(new.input(), InputKind::Mcp(_));
+    // What the schema judges: the whole envelope, or an MCP answer's structuredContent.
     let bases: Vec<Value> = corpus
         .fixtures
         .iter()
-        .filter_map(|f| serde_json::from_slice(&f.bytes).ok())
+        .filter_map(|f| serde_json::from_slice::<Value>(&f.bytes).ok())
+        .filter_map(|v| {
+            if mcp {
+                v.pointer(airlock_guard::STRUCTURED_CONTENT).cloned()
+            } else {
+                Some(v)
+            }
+        })
         .collect();
-    let agent: Vec<String> = new
-        .agent_fields()
-        .iter()
-        .map(|f| f.as_str().to_owned())
-        .collect();
-    let mut changes = diff(old.schema().document(), new.schema().document(), &agent);
-    for change in &mut changes {
-        change.witness = witness(&old, &new, change, &bases);
-    }
+    let view = View {
+        agent: new
+            .agent_fields()
+            .iter()
+            .map(|f| f.as_str().to_owned())
+            .collect(),
+        envelope: !mcp,
+        direction: Direction::Response,
+    };
+    let fixtures = replay(&old, &new, &corpus);
+    let mut certificate = compare(new.tool(), old.schema(), new.schema(), &view, bases);
+    certificate.from = json!({"version": from, "sha256": old.schema().sha256()});
+    certificate.to = json!({"version": to, "sha256": new.schema().sha256()});
+    certificate.add_replay(fixtures);
+    Ok(certificate)
+}
+
+/// Instances built from a schema document's keywords (its examples and defaults first,
+/// every `anyOf`/`oneOf` branch, limits at their edges, strings from each `pattern`):
+/// candidates, not guaranteed valid. The same seed gives the same instances.
+pub fn instances(document: &Value, seed: u64) -> Vec<Value> {
+    generate::candidates(document, document, seed)
+}
+
+/// Every fixture under both versions.
+fn replay(old: &Contract, new: &Contract, corpus: &Corpus) -> Vec<Replay> {
     let (old_guard, new_guard) = (Guard::new(old.clone()), Guard::new(new.clone()));
-    let fixtures: Vec<Replay> = corpus
+    corpus
         .fixtures
         .iter()
         .map(|f| Replay {
@@ -142,381 +347,604 @@ pub fn certify(dir: &Path, from: u32, to: u32) -> Result<Certificate, CheckError
             old: old_guard.admit(&f.request, &f.bytes).is_admitted(),
             new: new_guard.admit(&f.request, &f.bytes).is_admitted(),
         })
-        .collect();
-    // A fixture the new version rejects and the old admitted is a breaking change whatever
-    // the structural diff found; one newly admitted is at least agent-visible.
-    let replayed = fixtures
-        .iter()
-        .filter_map(|f: &Replay| match (f.old, f.new) {
-            (true, false) => Some(Class::Breaking),
-            (false, true) => Some(Class::AgentVisible),
-            _ => None,
-        });
-    let verdict = changes
-        .iter()
-        .map(|c| c.class)
-        .chain(replayed)
-        .min()
-        .unwrap_or(Class::Compatible);
-    Ok(Certificate {
-        tool: new.tool().to_owned(),
-        from: json!({"version": from, "sha256": old.schema().sha256()}),
-        to: json!({"version": to, "sha256": new.schema().sha256()}),
-        verdict,
-        changes,
-        fixtures,
-    })
+        .collect()
 }
 
-/// At most this many locations are compared (a recursive schema describes endless ones).
-const MAX_LOCATIONS: usize = 4096;
-/// And at most this deep.
-const MAX_LOCATION_DEPTH: usize = 8;
+/// Two schema files, no contract: the whole instance is the agent's view unless `agent`
+/// names fields. Witnesses come from the algebra and from the schemas' own
+/// `examples`/`default`/`const` values.
+///
+/// # Errors
+///
+/// When either file does not load as a schema (the error names the file).
+pub fn certify_files(
+    old: &Path,
+    new: &Path,
+    agent: &[String],
+) -> Result<Certificate, airlock_guard::ContractError> {
+    let (o, n) = (
+        airlock_guard::load_schema_file(old)?,
+        airlock_guard::load_schema_file(new)?,
+    );
+    let agent = if agent.is_empty() {
+        vec![String::new()]
+    } else {
+        agent.to_vec()
+    };
+    let tool = new
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut certificate = compare(&tool, &o, &n, &View::fields(agent), Vec::new());
+    certificate.from = json!({"path": old.display().to_string(), "sha256": o.sha256()});
+    certificate.to = json!({"path": new.display().to_string(), "sha256": n.sha256()});
+    Ok(certificate)
+}
 
-/// Every instance location the schema describes, through `properties`, `items`,
-/// `prefixItems` (or an `items` tuple and `additionalItems`), local `$ref`s and
-/// composition (bounded in count and depth).
-fn locations(document: &Value) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut todo = vec![String::new()];
-    while let Some(pointer) = todo.pop() {
-        if out.len() >= MAX_LOCATIONS
-            || pointer.matches('/').count() > MAX_LOCATION_DEPTH
-            || !out.insert(pointer.clone())
-        {
-            continue;
+/// Bases kept for witness search (fixtures first, then examples and generated ones).
+const MAX_BASES: usize = 48;
+/// Whole-schema witnesses checked for what reaches the agent.
+const MAX_VISIBILITY_WITNESSES: usize = 6;
+/// Verdict pairs computed for one structural change's witness search.
+const MAX_TRIALS: usize = 2000;
+/// A difference schema longer than this (as JSON text) is not generated from (a
+/// SchemaStore-sized one runs to megabytes); the structural witnesses and the bases
+/// still apply.
+const MAX_DIFFERENCE_BYTES: usize = 256 * 1024;
+
+/// The comparison of two compiled schemas as seen through `view`; `bases` are instances
+/// to edit into witnesses (the fixtures' instances). Deterministic.
+pub fn compare(
+    tool: &str,
+    old: &CompiledSchema,
+    new: &CompiledSchema,
+    view: &View,
+    bases: Vec<Value>,
+) -> Certificate {
+    let (od, nd) = (old.document(), new.document());
+    let judge = Judge { old, new };
+    let bases = judge.bases(bases);
+    // The two versions, then the two directions, each pair on two threads.
+    let canonical = if od == nd {
+        Err("the same document".to_owned())
+    } else {
+        std::thread::scope(|scope| {
+            let old = scope.spawn(|| semantic::canonical(od));
+            let new = semantic::canonical(nd);
+            let old = old
+                .join()
+                .unwrap_or_else(|_| Err("the algebra panicked".to_owned()));
+            Ok::<_, String>((old?, new?))
+        })
+    };
+    let ((rejected, rejected_schema), (admitted, admitted_schema)) = match &canonical {
+        // The same document admits the same instances.
+        _ if od == nd => ((Answer::No, None), (Answer::No, None)),
+        Ok((o, n)) => std::thread::scope(|scope| {
+            let rejected = scope.spawn(|| semantic::difference(o, n, MAX_DIFFERENCE_BYTES));
+            let admitted = semantic::difference(n, o, MAX_DIFFERENCE_BYTES);
+            let rejected = rejected
+                .join()
+                .unwrap_or_else(|_| (Answer::Refused("the algebra panicked".to_owned()), None));
+            (rejected, admitted)
+        }),
+        Err(reason) => (
+            (Answer::Refused(reason.clone()), None),
+            (Answer::Refused(reason.clone()), None),
+        ),
+    };
+    let mut semantic = Semantic {
+        newly_rejected: rejected.clone(),
+        newly_admitted: admitted.clone(),
+        dropped: 0,
+    };
+    let proved = |answer: &Answer| *answer == Answer::No;
+    // Structural changes, each with a witness when one is found; a change the proofs
+    // contradict is an artefact of reading the documents and is dropped.
+    let mut changes = Vec::new();
+    for mut change in merged(structural::diff_view(od, nd, view)) {
+        let witness = judge.structural_witness(&change, &bases);
+        match witness {
+            Some(w) => {
+                if change.class == Class::Unknown {
+                    change.class = if w.accepted_by == "old_only" {
+                        narrowed(view)
+                    } else {
+                        view.loosened(&change.pointer)
+                    };
+                }
+                change.evidence = Evidence::Witness;
+                change.witness = Some(w);
+            }
+            None => {
+                let narrowing = matches!(change.class, Class::Breaking);
+                let widening = matches!(change.class, Class::AgentVisible | Class::Compatible);
+                if (narrowing && proved(&rejected))
+                    || (widening && proved(&admitted))
+                    || (change.class == Class::Unknown && proved(&rejected) && proved(&admitted))
+                {
+                    semantic.dropped += 1;
+                    continue;
+                }
+                if change.class == Class::Unknown && proved(&rejected) {
+                    // Only the widening side is left open.
+                    change.class = view.loosened(&change.pointer);
+                }
+            }
         }
-        for schema in schema_at(document, &pointer) {
-            for name in schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flat_map(|p| p.keys())
-            {
-                todo.push(format!("{pointer}/{}", crate::cases::escape_token(name)));
-            }
-            // A tuple is `prefixItems`, or in draft-07/2019-09 an `items` array (then
-            // `additionalItems` for the rest).
-            let tuple = ["prefixItems", "items"]
-                .into_iter()
-                .find_map(|k| schema.get(k).and_then(Value::as_array))
-                .map_or(0, Vec::len);
-            todo.extend((0..tuple).map(|i| format!("{pointer}/{i}")));
-            let rest = |k: &str| schema.get(k).is_some_and(Value::is_object);
-            if rest("items") || rest("additionalItems") {
-                todo.push(format!("{pointer}/{tuple}"));
-            }
+        changes.push(change);
+    }
+    let witnessed = |class: Class, changes: &[Change]| {
+        changes
+            .iter()
+            .any(|c| c.class == class && c.evidence == Evidence::Witness)
+    };
+    // The whole schema, newly rejected: a witness from the difference, the fixtures, the
+    // schema's own values.
+    if !proved(&rejected) {
+        let pool = rejected_schema
+            .as_ref()
+            .map(|d| generate::candidates(d, d, 11))
+            .unwrap_or_default();
+        let found = judge.separating(pool.into_iter().chain(bases.iter().cloned()), true, 1);
+        let class = narrowed(view);
+        match found.into_iter().next() {
+            Some(instance) if !witnessed(class, &changes) => changes.push(Change {
+                class,
+                kind: "newly_rejected",
+                pointer: String::new(),
+                detail: match view.direction {
+                    Direction::Response => "a response the old version admitted is rejected now".into(),
+                    Direction::Request => "arguments the old version accepted are rejected now".into(),
+                },
+                evidence: Evidence::Witness,
+                witness: Some(Witness {
+                    accepted_by: "old_only",
+                    instance,
+                    isolated: true,
+                }),
+            }),
+            Some(_) => {}
+            None if rejected == Answer::Yes => changes.push(Change {
+                class: Class::Unknown,
+                kind: "newly_rejected",
+                pointer: String::new(),
+                detail: "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into(),
+                evidence: Evidence::Structural,
+                witness: None,
+            }),
+            None => {}
         }
     }
-    out
-}
-
-/// The first value of `keyword` among the subschemas at a location.
-fn keyword<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
-    schemas.iter().find_map(|s| s.get(keyword))
-}
-
-/// Whether a member `name` is required by the subschemas of its parent.
-fn required(schemas: &[&Value], name: &str) -> bool {
-    schemas.iter().any(|s| {
-        s.get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)))
-    })
-}
-
-fn closed(schemas: &[&Value]) -> bool {
-    schemas.iter().any(|s| {
-        s.get("additionalProperties") == Some(&Value::Bool(false))
-            || s.get("unevaluatedProperties") == Some(&Value::Bool(false))
-    })
-}
-
-fn parent_and_name(pointer: &str) -> (&str, String) {
-    let (parent, name) = pointer.rsplit_once('/').unwrap_or(("", pointer));
-    (parent, name.replace("~1", "/").replace("~0", "~"))
-}
-
-/// Whether a location reaches the agent: it is, or lies inside, one of the agent fields.
-fn visible(agent: &[String], pointer: &str) -> bool {
-    agent
-        .iter()
-        .any(|f| pointer == f || pointer.starts_with(&format!("{f}/")))
-}
-
-/// The structural differences between two schema documents, by instance location;
-/// `agent` are the contract's agent fields (JSON pointers), for the agent-visible class.
-pub fn diff(old: &Value, new: &Value, agent: &[String]) -> Vec<Change> {
-    let (old_at, new_at) = (locations(old), locations(new));
-    let mut changes = Vec::new();
-    let mut push = |class, kind, pointer: &str, detail: String| {
+    // Newly admitted: what of it reaches the agent.
+    if !proved(&admitted) {
+        let pool = admitted_schema
+            .as_ref()
+            .map(|d| generate::candidates(d, d, 12))
+            .unwrap_or_default();
+        let found = judge.separating(
+            pool.into_iter().chain(bases.iter().cloned()),
+            false,
+            MAX_VISIBILITY_WITNESSES,
+        );
+        let mut chosen: Option<(Class, String, Value)> = None;
+        for instance in found {
+            let (class, detail) = match view.direction {
+                Direction::Request => (
+                    Class::Compatible,
+                    "arguments the old version rejected are accepted now".to_owned(),
+                ),
+                Direction::Response => {
+                    visibility(view, &instance, canonical.as_ref().ok().map(|c| &c.0), od)
+                }
+            };
+            if chosen.as_ref().is_none_or(|(c, _, _)| class < *c) {
+                chosen = Some((class, detail, instance));
+            }
+            if chosen
+                .as_ref()
+                .is_some_and(|(c, _, _)| *c == Class::AgentVisible)
+            {
+                break;
+            }
+        }
+        let strongest_witnessed = changes
+            .iter()
+            .filter(|c| {
+                c.evidence == Evidence::Witness
+                    && c.witness
+                        .as_ref()
+                        .is_some_and(|w| w.accepted_by == "new_only")
+            })
+            .map(|c| c.class)
+            .min();
+        match chosen {
+            Some((class, detail, instance)) if strongest_witnessed.is_none_or(|s| class < s) => {
+                changes.push(Change {
+                    class,
+                    kind: "newly_admitted",
+                    pointer: String::new(),
+                    detail,
+                    evidence: Evidence::Witness,
+                    witness: Some(Witness {
+                        accepted_by: "new_only",
+                        instance,
+                        isolated: true,
+                    }),
+                });
+            }
+            Some(_) => {}
+            None if admitted == Answer::Yes && strongest_witnessed.is_none() => changes.push(Change {
+                class: if view.direction == Direction::Request { Class::Compatible } else { Class::Unknown },
+                kind: "newly_admitted",
+                pointer: String::new(),
+                detail: "the algebra finds instances only the new version admits, but no witness was confirmed by both guards".into(),
+                evidence: Evidence::Structural,
+                witness: None,
+            }),
+            None => {}
+        }
+    }
+    let both_proved = proved(&rejected) && proved(&admitted);
+    if changes.is_empty() && od != nd && !both_proved {
         changes.push(Change {
-            class,
-            kind,
-            pointer: pointer.to_owned(),
-            detail,
+            class: Class::Unknown,
+            kind: "undecided",
+            pointer: String::new(),
+            detail: format!(
+                "the documents differ; the algebra could not decide (newly rejected: {}, newly admitted: {}) and no structural rule describes the difference",
+                rejected.as_str(),
+                admitted.as_str()
+            ),
+            evidence: Evidence::Structural,
             witness: None,
         });
-    };
-    let widened = |pointer: &str| {
-        if visible(agent, pointer) {
-            Class::AgentVisible
-        } else {
-            Class::Compatible
-        }
-    };
-    for pointer in new_at.union(&old_at) {
-        let (parent, name) = parent_and_name(pointer);
-        let (o, n) = (schema_at(old, pointer), schema_at(new, pointer));
-        let (old_parent, new_parent) = (schema_at(old, parent), schema_at(new, parent));
-        // A member of a parent the old version did not describe comes with its parent.
-        let parent_existed = pointer.is_empty() || old_at.contains(parent);
-        match (old_at.contains(pointer), new_at.contains(pointer)) {
-            (false, true) if !parent_existed => {}
-            (false, true) => {
-                if required(&new_parent, &name) {
-                    push(
-                        Class::Breaking,
-                        "new_required_member",
-                        pointer,
-                        format!("{name:?} is required now"),
-                    );
-                } else if !closed(&old_parent) {
-                    // The old version let any value through here; now only some pass.
-                    push(
-                        Class::Breaking,
-                        "member_constrained",
-                        pointer,
-                        format!("{name:?} of an open object is constrained now"),
-                    );
-                } else {
-                    push(
-                        widened(pointer),
-                        "new_optional_member",
-                        pointer,
-                        format!("{name:?} may appear now"),
-                    );
-                }
-            }
-            (true, false) => {
-                if closed(&new_parent) {
-                    push(
-                        Class::Breaking,
-                        "removed_member",
-                        pointer,
-                        format!("{name:?} is rejected now (closed object)"),
-                    );
-                } else {
-                    push(
-                        widened(pointer),
-                        "removed_member",
-                        pointer,
-                        format!("{name:?} is no longer described: any value passes"),
-                    );
-                }
-            }
-            (true, true) => {
-                if !pointer.is_empty() {
-                    if !required(&old_parent, &name) && required(&new_parent, &name) {
-                        push(
-                            Class::Breaking,
-                            "new_required_member",
-                            pointer,
-                            format!("{name:?} was optional, is required now"),
-                        );
-                    } else if required(&old_parent, &name) && !required(&new_parent, &name) {
-                        push(
-                            Class::Compatible,
-                            "member_optional",
-                            pointer,
-                            format!("{name:?} is optional now"),
-                        );
-                    }
-                }
-                compare(&o, &n, pointer, widened(pointer), &mut push);
-            }
-            (false, false) => {}
-        }
     }
-    changes
+    let mut certificate = Certificate {
+        tool: tool.to_owned(),
+        from: json!({"sha256": old.sha256()}),
+        to: json!({"sha256": new.sha256()}),
+        verdict: Class::Compatible,
+        evidence: Evidence::Structural,
+        semantic,
+        changes,
+        fixtures: Vec::new(),
+    };
+    certificate.settle(od == nd || both_proved);
+    certificate
 }
 
-type Push<'a> = dyn FnMut(Class, &'static str, &str, String) + 'a;
-
-/// Validation keywords without a finer rule: any difference is reported as breaking
-/// (conservatively: it may also loosen).
-const OTHER_KEYWORDS: &[&str] = &[
-    "multipleOf",
-    "uniqueItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentRequired",
-    "dependentSchemas",
-    "propertyNames",
-    "contains",
-    "minContains",
-    "maxContains",
-    "patternProperties",
-];
-
-/// Keyword-level differences at one location; `loosened` is the class of a change that
-/// only admits more (agent-visible where the agent sees it).
-fn compare(o: &[&Value], n: &[&Value], pointer: &str, loosened: Class, push: &mut Push<'_>) {
-    let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
-    let types = |s: &[&Value]| -> BTreeSet<String> {
-        match keyword(s, "type") {
-            Some(Value::String(t)) => [t.clone()].into(),
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => BTreeSet::new(),
-        }
-    };
-    // No `type` admits every type; `integer` is inside `number`.
-    let admits = |set: &BTreeSet<String>, t: &str| {
-        set.is_empty() || set.contains(t) || (t == "integer" && set.contains("number"))
-    };
-    let (ot, nt) = (types(o), types(n));
-    if ot != nt {
-        let every = [
-            "null", "boolean", "integer", "number", "string", "array", "object",
-        ];
-        let lost = every.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
-        let gained = every.iter().any(|t| !admits(&ot, t) && admits(&nt, t));
-        let detail = format!("type {ot:?} → {nt:?}");
-        if lost {
-            push(Class::Breaking, "type_changed", pointer, detail);
-        } else if gained {
-            push(loosened, "type_widened", pointer, detail);
+/// Changes that are one edit seen at many locations (a definition reached along several
+/// paths): the same class, kind, detail and member name, kept once at the first
+/// location, the others counted in the detail.
+fn merged(changes: Vec<Change>) -> Vec<Change> {
+    let mut out: Vec<(Change, usize)> = Vec::new();
+    for change in changes {
+        let last = |p: &str| p.rsplit('/').next().unwrap_or_default().to_owned();
+        let same = out.iter_mut().find(|(c, _)| {
+            c.class == change.class
+                && c.kind == change.kind
+                && c.detail == change.detail
+                && last(&c.pointer) == last(&change.pointer)
+        });
+        match same {
+            Some((_, more)) => *more += 1,
+            None => out.push((change, 0)),
         }
     }
-    let values = |s: &[&Value]| keyword(s, "enum").and_then(Value::as_array).cloned();
-    match (values(o), values(n)) {
-        (Some(ov), Some(nv)) if ov != nv => {
-            let removed: Vec<Value> = ov.iter().filter(|v| !nv.contains(v)).cloned().collect();
-            let added: Vec<Value> = nv.iter().filter(|v| !ov.contains(v)).cloned().collect();
-            if !removed.is_empty() {
-                push(
-                    Class::Breaking,
-                    "enum_narrowed",
-                    pointer,
-                    format!("no longer allowed: {}", Value::from(removed)),
+    out.into_iter()
+        .map(|(mut change, more)| {
+            if more > 0 {
+                change.detail = format!(
+                    "{} (the same change at {more} more location{})",
+                    change.detail,
+                    if more == 1 { "" } else { "s" }
                 );
             }
-            if !added.is_empty() {
-                push(
-                    loosened,
-                    "enum_widened",
-                    pointer,
-                    format!("newly allowed: {}", Value::from(added)),
-                );
-            }
-        }
-        (None, Some(nv)) => push(
-            Class::Breaking,
-            "enum_narrowed",
-            pointer,
-            format!("only {} allowed now", Value::from(nv)),
-        ),
-        (Some(ov), None) => push(
-            loosened,
-            "enum_widened",
-            pointer,
-            format!("no longer only {}", Value::from(ov)),
-        ),
-        _ => {}
-    }
-    for (word, kind) in [
-        ("const", "const_changed"),
-        ("pattern", "pattern_changed"),
-        ("format", "format_changed"),
-    ] {
-        let (a, b) = (keyword(o, word), keyword(n, word));
-        let detail = format!("{word} {} → {}", show(a), show(b));
-        match (a, b) {
-            (a, b) if a == b => {}
-            (Some(_), None) => push(loosened, "constraint_removed", pointer, detail),
-            _ => push(Class::Breaking, kind, pointer, detail),
-        }
-    }
-    let closes = |s: &[&Value]| closed(s);
-    match (closes(o), closes(n)) {
-        (false, true) => push(
-            Class::Breaking,
-            "object_closed",
-            pointer,
-            "members not listed are rejected now".into(),
-        ),
-        (true, false) => push(
-            loosened,
-            "object_opened",
-            pointer,
-            "members not listed are admitted now".into(),
-        ),
-        _ => {}
-    }
-    // Upper limits: lower or newly set is tighter. Lower limits: the reverse.
-    for (word, upper) in [
-        ("maxLength", true),
-        ("maxItems", true),
-        ("maximum", true),
-        ("exclusiveMaximum", true),
-        ("maxProperties", true),
-        ("minLength", false),
-        ("minItems", false),
-        ("minimum", false),
-        ("exclusiveMinimum", false),
-        ("minProperties", false),
-    ] {
-        let (a, b) = (
-            keyword(o, word).and_then(Value::as_f64),
-            keyword(n, word).and_then(Value::as_f64),
+            change
+        })
+        .collect()
+}
+
+/// The class of a narrowing: a response rejected now breaks; so do arguments.
+fn narrowed(_view: &View) -> Class {
+    Class::Breaking
+}
+
+/// What a newly admitted response shows the agent: an agent field holding a value (or
+/// absent where) the old version never let through, a forwarded failure code it never
+/// let through — each a question to the algebra about the old version. `old` is the old
+/// version canonicalized (none: the algebra refused it).
+fn visibility(
+    view: &View,
+    instance: &Value,
+    old: Option<&jsonschema::canonical::CanonicalSchema>,
+    old_document: &Value,
+) -> (Class, String) {
+    if view.agent.iter().any(String::is_empty) && !view.envelope {
+        return (
+            Class::AgentVisible,
+            "the whole instance is the agent's view: it can now receive an instance the old version rejected".into(),
         );
-        let tighter = match (a, b) {
-            (None, None) => continue,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (Some(a), Some(b)) if a == b => continue,
-            (Some(a), Some(b)) => (b < a) == upper,
-        };
-        let show = |v: Option<f64>| v.map_or_else(|| "(none)".to_owned(), |v| v.to_string());
-        let detail = format!("{word} {} → {}", show(a), show(b));
-        if tighter {
-            push(Class::Breaking, "limit_tightened", pointer, detail);
-        } else {
-            push(loosened, "limit_loosened", pointer, detail);
+    }
+    let dialect = old_document.get("$schema");
+    let mut questions: Vec<(String, Vec<Value>, String)> = Vec::new();
+    if view.envelope {
+        match instance.get("outcome").and_then(Value::as_str) {
+            Some("success") => {
+                for field in &view.agent {
+                    questions.push(field_question(
+                        field,
+                        instance,
+                        Some(semantic::outcome("success")),
+                    ));
+                }
+            }
+            Some("failure") => {
+                let code = instance.pointer(FAILURE_CODE).and_then(Value::as_str);
+                match code.filter(|c| ErrorCode::from_wire(c).is_some()) {
+                    Some(code) => questions.push((
+                        FAILURE_CODE.to_owned(),
+                        vec![
+                            semantic::outcome("failure"),
+                            semantic::at(FAILURE_CODE, json!({"const": code})),
+                        ],
+                        format!("the guard forwards failure code {code:?}, which the old version never let through"),
+                    )),
+                    None => {
+                        return (
+                            Class::Compatible,
+                            "a failure whose code the guard does not forward: the agent sees INVALID_RESPONSE as before".into(),
+                        )
+                    }
+                }
+            }
+            _ => {
+                return (
+                    Class::Compatible,
+                    "not an envelope the guard projects: the agent sees INVALID_RESPONSE as before"
+                        .into(),
+                )
+            }
+        }
+    } else {
+        for field in &view.agent {
+            questions.push(field_question(field, instance, None));
         }
     }
-    for word in OTHER_KEYWORDS {
-        let (a, b) = (keyword(o, word), keyword(n, word));
-        if a != b {
-            push(
-                Class::Breaking,
-                "keyword_changed",
-                pointer,
-                format!("{word} {} → {}", show(a), show(b)),
-            );
+    let Some(old) = old else {
+        return (
+            Class::Unknown,
+            "newly admitted; whether it reaches the agent is undecided (the algebra refused the old version)".into(),
+        );
+    };
+    let mut undecided = Vec::new();
+    for (pointer, question, detail) in questions {
+        match semantic::restricted(old, &question, dialect).0 {
+            Answer::No => return (Class::AgentVisible, format!("{pointer}: {detail}")),
+            Answer::Yes => {}
+            Answer::Unknown | Answer::Refused(_) => undecided.push(pointer),
         }
+    }
+    if undecided.is_empty() {
+        (
+            Class::Compatible,
+            "newly admitted, but every agent field of the witness holds what the old version also let through: the difference lies outside the agent's view".into(),
+        )
+    } else {
+        (
+            Class::Unknown,
+            format!(
+                "newly admitted; undecided whether {} can reach the agent",
+                undecided.join(", ")
+            ),
+        )
+    }
+}
+
+/// The question "could the old version put this field's value (or its absence) here?".
+fn field_question(
+    field: &str,
+    instance: &Value,
+    gate: Option<Value>,
+) -> (String, Vec<Value>, String) {
+    let mut question: Vec<Value> = gate.into_iter().collect();
+    let detail = match instance.pointer(field) {
+        Some(v) => {
+            question.push(semantic::at(field, json!({"const": v})));
+            let mut shown = v.to_string();
+            if shown.len() > 80 {
+                shown = format!("{}…", shown.chars().take(80).collect::<String>());
+            }
+            format!("the agent field holds {shown}, which the old version never let through")
+        }
+        None => {
+            question.push(semantic::absent(field));
+            "the agent field is absent, which the old version never allowed".to_owned()
+        }
+    };
+    (field.to_owned(), question, detail)
+}
+
+/// The guard's compiled schemas of both versions: the only judges of a witness.
+struct Judge<'a> {
+    old: &'a CompiledSchema,
+    new: &'a CompiledSchema,
+}
+
+impl Judge<'_> {
+    fn verdicts(&self, v: &Value) -> (bool, bool) {
+        (self.old.is_valid(v), self.new.is_valid(v))
+    }
+
+    /// The instances to edit: `given` first, then each version's examples and generated
+    /// instances that one of the versions admits.
+    /// The given ones (fixtures, near misses included: an edit that makes one admitted
+    /// is isolated) are all kept, up to the bound; the others only when a version
+    /// admits them.
+    fn bases(&self, given: Vec<Value>) -> Vec<Value> {
+        let (od, nd) = (self.old.document(), self.new.document());
+        let mut out: Vec<Value> = Vec::new();
+        for v in given {
+            if out.len() < MAX_BASES && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        let extra = generate::examples(od)
+            .into_iter()
+            .chain(generate::examples(nd))
+            .chain(generate::candidates(od, od, 1))
+            .chain(generate::candidates(nd, nd, 2));
+        for v in extra {
+            if out.len() >= MAX_BASES * 2 {
+                break;
+            }
+            if !out.contains(&v) {
+                let (a, b) = self.verdicts(&v);
+                if a || b {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// Up to `limit` instances only one version admits (`old_only`: the old one).
+    fn separating(
+        &self,
+        pool: impl Iterator<Item = Value>,
+        old_only: bool,
+        limit: usize,
+    ) -> Vec<Value> {
+        let mut out = Vec::new();
+        for v in pool.take(MAX_TRIALS) {
+            if out.len() >= limit {
+                break;
+            }
+            if self.verdicts(&v) == (old_only, !old_only) && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// An instance the versions judge differently in the direction the change's class
+    /// says (breaking: only the old version accepts it; a loosening: only the new one;
+    /// undecided: either), made from a base by setting or removing the member at the
+    /// change's location. Preferred: an isolated one (the edit itself flips a verdict)
+    /// holding a value that tells the versions apart.
+    fn structural_witness(&self, change: &Change, bases: &[Value]) -> Option<Witness> {
+        let (od, nd) = (self.old.document(), self.new.document());
+        let (o, n) = (
+            structural::conjunction(od, &change.pointer),
+            structural::conjunction(nd, &change.pointer),
+        );
+        let mut values = Vec::new();
+        if let Some(branch) = structural::branch_of(change) {
+            let root = if change.kind == "branch_removed" {
+                od
+            } else {
+                nd
+            };
+            values.extend(generate::candidates(root, &branch, 3));
+        }
+        for (root, side) in [(od, &o), (nd, &n)] {
+            for s in side.iter() {
+                values.extend(generate::candidates(root, s, 4));
+            }
+        }
+        values.extend(candidates(&o, &n));
+        let mut edits: Vec<Option<Value>> = vec![None];
+        for v in values {
+            if !edits.contains(&Some(v.clone())) {
+                edits.push(Some(v));
+            }
+        }
+        let (os, ns) = (listed(&o), listed(&n));
+        let telling =
+            |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
+        let wanted = |old_admits: bool| match change.class {
+            Class::Breaking => old_admits,
+            Class::AgentVisible | Class::Compatible => !old_admits,
+            Class::Unknown => true,
+        };
+        let mut best: Option<(u8, Witness)> = None;
+        let mut trials = 0;
+        // Bases lacking the change's parent get it built, from the version that should
+        // accept the witness.
+        let (parent, _) = structural::parent_and_name(&change.pointer);
+        let side = if change.class == Class::Breaking {
+            od
+        } else {
+            nd
+        };
+        let built: Vec<Value> = bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_none())
+            .take(MAX_BUILT_BASES)
+            .filter_map(|b| {
+                let mut b = b.clone();
+                materialize(&mut b, parent, side).then_some(b)
+            })
+            .collect();
+        for base in bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_some())
+            .chain(&built)
+        {
+            let before = self.verdicts(base);
+            let own = base
+                .pointer(&change.pointer)
+                .and_then(Value::as_str)
+                .map(|text| resized(text, &o, &n))
+                .unwrap_or_default();
+            for edit in edits.iter().cloned().chain(own.into_iter().map(Some)) {
+                trials += 1;
+                if trials > MAX_TRIALS {
+                    return best.map(|(_, w)| w);
+                }
+                let rank = if telling(&edit) { 1 } else { 2 };
+                let mut instance = base.clone();
+                if !set_at(&mut instance, &change.pointer, edit) {
+                    continue;
+                }
+                let (a, b) = self.verdicts(&instance);
+                if a == b || !wanted(a) {
+                    continue;
+                }
+                let isolated = (a, b) != before;
+                let found = Witness {
+                    accepted_by: if a { "old_only" } else { "new_only" },
+                    instance,
+                    isolated,
+                };
+                if isolated && rank == 1 {
+                    return Some(found);
+                }
+                let rank = rank + if isolated { 0 } else { 2 };
+                if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                    best = Some((rank, found));
+                }
+            }
+        }
+        best.map(|(_, w)| w)
     }
 }
 
 /// The values a location's `enum` and `const` list.
 fn listed(schemas: &[&Value]) -> Vec<Value> {
-    let mut values: Vec<Value> = keyword(schemas, "enum")
+    let mut values: Vec<Value> = structural::keyword(schemas, "enum")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    values.extend(keyword(schemas, "const").cloned());
+    values.extend(structural::keyword(schemas, "const").cloned());
     values
 }
 
 /// Candidate values for a location: values one version's `enum`/`const` allow and the
 /// other's do not (plus one both allow), edges of the limits, one value of each type.
 fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
+    let keyword = structural::keyword;
     let (os, ns) = (listed(o), listed(n));
     let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
     out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
@@ -559,13 +987,13 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
     out
 }
 
-/// Edits of a string a fixture holds: cut to and just past each length limit (its own
+/// Edits of a string a base holds: cut to and just past each length limit (its own
 /// characters, so a pattern it matched still has a chance).
 fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for schemas in [o, n] {
         for word in ["maxLength", "minLength"] {
-            let Some(len) = keyword(schemas, word).and_then(Value::as_u64) else {
+            let Some(len) = structural::keyword(schemas, word).and_then(Value::as_u64) else {
                 continue;
             };
             let len = usize::try_from(len.min(4096)).unwrap_or(0);
@@ -580,77 +1008,139 @@ fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
     out
 }
 
-fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
-    let (parent, name) = parent_and_name(pointer);
-    let Some(Value::Object(map)) = value.pointer_mut(parent) else {
-        return false;
-    };
-    match new {
-        Some(v) => {
-            map.insert(name, v);
-        }
-        None => {
-            map.shift_remove(&name);
-        }
+/// Bases lacking a change's location that get it built, per change.
+const MAX_BUILT_BASES: usize = 8;
+
+/// Build the members and items along `pointer` that `value` lacks, each generated from
+/// what `document` says of its location; false when a step cannot be built.
+fn materialize(value: &mut Value, pointer: &str, document: &Value) -> bool {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut at = String::new();
+    let mut current = value;
+    for token in tokens {
+        at = format!("{at}/{}", crate::cases::escape_token(&token));
+        let built = |at: &str| -> Option<Value> {
+            let nodes: Vec<Value> = structural::conjunction(document, at)
+                .into_iter()
+                .cloned()
+                .collect();
+            generate::candidates(document, &json!({"allOf": nodes}), 5)
+                .into_iter()
+                .find(|v| v.is_object() || v.is_array())
+        };
+        current = match current {
+            Value::Object(map) => {
+                if !map.contains_key(&token) {
+                    let Some(v) = built(&at) else { return false };
+                    map.insert(token.clone(), v);
+                }
+                match map.get_mut(&token) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            Value::Array(items) => {
+                let Ok(index) = token.parse::<usize>() else {
+                    return false;
+                };
+                if index == items.len() {
+                    let Some(v) = built(&at) else { return false };
+                    items.push(v);
+                }
+                match items.get_mut(index) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
     }
     true
 }
 
-/// An instance the two versions judge differently, in the direction the change's class
-/// says (breaking: only the old version accepts it; agent-visible: only the new one),
-/// built from the fixtures by setting or removing the member at the change's location.
-/// Preferred: an isolated one (the edit itself flips a verdict) holding a value that
-/// tells the versions apart.
-fn witness(old: &Contract, new: &Contract, change: &Change, bases: &[Value]) -> Option<Witness> {
-    let (o, n) = (
-        schema_at(old.schema().document(), &change.pointer),
-        schema_at(new.schema().document(), &change.pointer),
-    );
-    let shared: Vec<Option<Value>> = std::iter::once(None)
-        .chain(candidates(&o, &n).into_iter().map(Some))
-        .collect();
-    let verdicts = |v: &Value| (old.schema().is_valid(v), new.schema().is_valid(v));
-    let (os, ns) = (listed(&o), listed(&n));
-    // A value one version's keywords allow and the other's do not.
-    let telling = |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
-    let wanted = |a: bool| match change.class {
-        Class::Breaking => a,
-        Class::AgentVisible => !a,
-        Class::Compatible => true,
-    };
-    let mut best: Option<(u8, Witness)> = None;
-    for base in bases {
-        let before = verdicts(base);
-        let own = base
-            .pointer(&change.pointer)
-            .and_then(Value::as_str)
-            .map(|text| resized(text, &o, &n))
-            .unwrap_or_default();
-        for edit in shared.iter().cloned().chain(own.into_iter().map(Some)) {
-            let rank = if telling(&edit) { 1 } else { 2 };
-            let mut instance = base.clone();
-            if !set_at(&mut instance, &change.pointer, edit) {
-                continue;
+/// Set (or remove, `None`) the member or array item at `pointer`; false when its parent
+/// is not there.
+fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
+    if pointer.is_empty() {
+        return match new {
+            Some(v) => {
+                *value = v;
+                true
             }
-            let (a, b) = verdicts(&instance);
-            if a == b || !wanted(a) {
-                continue;
-            }
-            let isolated = (a, b) != before;
-            let found = Witness {
-                accepted_by: if a { "old_only" } else { "new_only" },
-                instance,
-                isolated,
-            };
-            if isolated {
-                return Some(found);
-            }
-            if best.as_ref().is_none_or(|(r, _)| rank < *r) {
-                best = Some((rank, found));
-            }
-        }
+            None => false,
+        };
     }
-    best.map(|(_, w)| w)
+    let (parent, name) = structural::parent_and_name(pointer);
+    match (value.pointer_mut(parent), new) {
+        (Some(Value::Object(map)), Some(v)) => {
+            map.insert(name, v);
+            true
+        }
+        (Some(Value::Object(map)), None) => map.shift_remove(&name).is_some(),
+        (Some(Value::Array(items)), edit) => {
+            let Ok(index) = name.parse::<usize>() else {
+                return false;
+            };
+            match edit {
+                Some(v) if index < items.len() => items[index] = v,
+                Some(v) if index == items.len() => items.push(v),
+                None if index < items.len() => {
+                    items.remove(index);
+                }
+                _ => return false,
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+impl Certificate {
+    /// The verdict and what backs it, from the changes (and the replayed fixtures);
+    /// `proved` when the versions were shown to admit the same instances.
+    fn settle(&mut self, proved: bool) {
+        let replayed = self
+            .fixtures
+            .iter()
+            .filter_map(|f: &Replay| match (f.old, f.new) {
+                (true, false) => Some(Class::Breaking),
+                (false, true) => Some(Class::AgentVisible),
+                _ => None,
+            });
+        let strongest_change = self
+            .changes
+            .iter()
+            .map(|c| (c.class, c.evidence))
+            .min_by_key(|(c, _)| *c);
+        let strongest_replay = replayed.min();
+        let (verdict, evidence) = match (strongest_change, strongest_replay) {
+            (Some((c, e)), Some(r)) if c <= r => (c, e),
+            (_, Some(r)) => (r, Evidence::Replay),
+            (Some((c, e)), None) => (c, e),
+            (None, None) if proved => (Class::Compatible, Evidence::Proof),
+            (None, None) => (Class::Compatible, Evidence::Structural),
+        };
+        self.verdict = verdict;
+        // A compatible verdict over changes (all invisible) is backed by the strongest
+        // evidence among them; equal schemas or empty differences by the proof.
+        self.evidence = if verdict == Class::Compatible && proved {
+            Evidence::Proof
+        } else {
+            evidence
+        };
+    }
+
+    /// Add the fixtures replayed under both versions and settle the verdict again.
+    fn add_replay(&mut self, fixtures: Vec<Replay>) {
+        self.fixtures = fixtures;
+        let proved = self.semantic.newly_rejected == Answer::No
+            && self.semantic.newly_admitted == Answer::No;
+        self.settle(proved);
+    }
 }
 
 impl Certificate {
@@ -662,25 +1152,42 @@ impl Certificate {
     /// The certificate for a pull request or a review record.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
+        let side = |v: &Value| {
+            v.get("version")
+                .map(|n| format!("v{n}"))
+                .or_else(|| {
+                    v.get("path")
+                        .and_then(Value::as_str)
+                        .map(|p| format!("`{p}`"))
+                })
+                .unwrap_or_default()
+        };
         let _ = writeln!(
             out,
-            "# Certificate: `{}` v{} → v{}\n\n**Verdict: {}**\n\n| | version | schema SHA-256 |\n|---|---|---|\n| from | {} | `{}` |\n| to | {} | `{}` |\n",
+            "# Certificate: `{}` {} → {}\n\n**Verdict: {}** (evidence: {})\n\n| | schema | SHA-256 |\n|---|---|---|\n| from | {} | `{}` |\n| to | {} | `{}` |\n",
             self.tool,
-            self.from["version"],
-            self.to["version"],
+            side(&self.from),
+            side(&self.to),
             self.verdict.as_str(),
-            self.from["version"],
+            self.evidence.as_str(),
+            side(&self.from),
             self.from["sha256"].as_str().unwrap_or_default(),
-            self.to["version"],
+            side(&self.to),
             self.to["sha256"].as_str().unwrap_or_default(),
         );
         let _ = writeln!(
             out,
-            "## Changes\n\n| class | change | at | detail | witness |\n|---|---|---|---|---|"
+            "Set algebra: newly rejected **{}**, newly admitted **{}** (`no` is a proof).\n",
+            self.semantic.newly_rejected.as_str(),
+            self.semantic.newly_admitted.as_str()
+        );
+        let _ = writeln!(
+            out,
+            "## Changes\n\n| class | change | at | detail | evidence | witness |\n|---|---|---|---|---|---|"
         );
         for c in &self.changes {
             let witness = c.witness.as_ref().map_or_else(
-                || "none found".to_owned(),
+                || "none".to_owned(),
                 |w| {
                     let isolated = if w.isolated { "" } else { " (not isolated)" };
                     format!("{}{isolated}: `{}`", w.accepted_by, w.instance)
@@ -688,13 +1195,17 @@ impl Certificate {
             );
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {} | {} |",
+                "| {} | {} | `{}` | {} | {} | {} |",
                 c.class.as_str(),
                 c.kind,
                 c.pointer,
                 c.detail.replace('|', "\\|"),
+                c.evidence.as_str(),
                 witness.replace('|', "\\|")
             );
+        }
+        if self.fixtures.is_empty() {
+            return out;
         }
         let _ = writeln!(
             out,

@@ -1,20 +1,40 @@
-//! `airlock certify`: certify a schema version change of a contract.
+//! `airlock certify`: certify a schema version change of a contract, of two schema files,
+//! or of two saved MCP tools lists.
 
 use airlock_guard::Contract;
-use airlock_harness::certify::{certify, Class};
+use airlock_harness::certify::{
+    certify_contract, certify_files, certify_tools_lists, Certificate, Class, ToolsCertificate,
+};
 use airlock_harness::exit::Exit;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
-/// Compare two schema versions of a contract: every change classified (breaking,
-/// agent-visible, compatible) and confirmed by a witness instance, every fixture replayed
-/// under both, a certificate with both schemas' SHA-256. Exit 0 no breaking change, 1 a
-/// breaking change (or an agent-visible one with --strict), 2 usage or contract error.
+/// Compare two versions of a schema: every change classified (breaking, unknown,
+/// agent-visible, compatible) and backed by a proof, a witness instance, a replayed
+/// fixture or the structural comparison; a certificate with both schemas' SHA-256. Give a
+/// contract (--contract DIR: two of its versions, its fixtures replayed), two schema files
+/// (OLD NEW), or two saved tools/list answers (--tools-list OLD NEW). Exit 0 no breaking
+/// change, 1 a breaking or unknown change (or an agent-visible one with --strict), 2 usage,
+/// contract or input error.
 #[derive(Debug, clap::Args)]
 pub struct CertifyArgs {
+    /// Two schema files, old then new (no contract: the whole instance is the agent's
+    /// view unless --agent-field names fields).
+    #[arg(value_name = "SCHEMA", num_args = 2, conflicts_with_all = ["contract", "tools_list"])]
+    schemas: Vec<PathBuf>,
     /// The contract folder.
-    #[arg(long)]
-    contract: PathBuf,
+    #[arg(long, conflicts_with = "tools_list")]
+    contract: Option<PathBuf>,
+    /// The contract's corpus folder [default: corpora/<tool> beside schemas/<tool>].
+    #[arg(long, value_name = "DIR", requires = "contract")]
+    corpus: Option<PathBuf>,
+    /// Two saved MCP tools/list answers, old then new: every tool certified (output
+    /// schemas as responses, input schemas as requests), tools added and removed.
+    #[arg(long = "tools-list", num_args = 2, value_names = ["OLD", "NEW"])]
+    tools_list: Vec<PathBuf>,
+    /// With two schema files: an agent field (a JSON pointer; repeatable).
+    #[arg(long = "agent-field", value_name = "POINTER")]
+    agent_fields: Vec<String>,
     /// The old version [default: the version before --to].
     #[arg(long)]
     from: Option<u32>,
@@ -53,8 +73,26 @@ pub enum CertifyFormat {
 }
 
 pub fn run(args: CertifyArgs) -> Result<Exit> {
-    let current = Contract::load(&args.contract)
-        .with_context(|| format!("loading {}", args.contract.display()))?;
+    if !args.agent_fields.is_empty() && args.schemas.is_empty() {
+        bail!("--agent-field applies to two schema files (OLD NEW); a contract names its agent fields in contract.toml");
+    }
+    if (args.from.is_some() || args.to.is_some()) && args.contract.is_none() {
+        bail!("--from and --to choose versions of a contract: give --contract DIR");
+    }
+    if let [old, new] = args.tools_list.as_slice() {
+        let certificate = certify_tools_lists(old, new)?;
+        return finish_tools(&args, &certificate);
+    }
+    if let [old, new] = args.schemas.as_slice() {
+        let certificate = certify_files(old, new, &args.agent_fields)?;
+        let (from, to) = (old.display().to_string(), new.display().to_string());
+        return finish(&args, &certificate, &from, &to);
+    }
+    let Some(contract) = &args.contract else {
+        bail!("nothing to certify: give --contract DIR, two schema files (OLD NEW), or --tools-list OLD NEW");
+    };
+    let current =
+        Contract::load(contract).with_context(|| format!("loading {}", contract.display()))?;
     let to = args.to.unwrap_or(current.current_version());
     let from = match args.from {
         Some(from) => from,
@@ -64,12 +102,22 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
     if from >= to {
         bail!("--from ({from}) must be an earlier version than --to ({to})");
     }
-    let certificate = certify(&args.contract, from, to)?;
+    let certificate = certify_contract(contract, from, to, args.corpus.as_deref())?;
+    finish(&args, &certificate, &format!("v{from}"), &format!("v{to}"))
+}
+
+/// Print and write a certificate; the exit status from its verdict.
+fn finish(args: &CertifyArgs, certificate: &Certificate, from: &str, to: &str) -> Result<Exit> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         // The tool name is the contract's; keep it inside --out whatever it holds.
         let tool = airlock_harness::cases::file_component(&certificate.tool);
-        let stem = format!("{tool}-v{from}-v{to}");
+        let stem = if args.schemas.is_empty() {
+            format!("{tool}-{from}-{to}")
+        } else {
+            // Two files: the names are paths; the certificate is named after the new one.
+            format!("{tool}-certificate")
+        };
         super::write_file(&dir.join(format!("{stem}.json")), certificate.json())?;
         super::write_file(&dir.join(format!("{stem}.md")), certificate.markdown())?;
     }
@@ -77,35 +125,84 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
         match format {
             CertifyFormat::Json => format!("{}\n", certificate.json()),
             CertifyFormat::Markdown => certificate.markdown(),
-            CertifyFormat::Human => human(&certificate, from, to),
+            CertifyFormat::Human => human(certificate, from, to),
         }
     };
     super::print(&render(args.format))?;
     for (format, path) in &args.reports {
         super::write_file(path, render(*format))?;
     }
-    let fails = match certificate.verdict {
-        Class::Breaking => true,
-        Class::AgentVisible => args.strict,
+    Ok(exit(certificate.verdict, args.strict))
+}
+
+/// Breaking and unknown fail; agent-visible with --strict.
+fn exit(verdict: Class, strict: bool) -> Exit {
+    let fails = match verdict {
+        Class::Breaking | Class::Unknown => true,
+        Class::AgentVisible => strict,
         Class::Compatible => false,
     };
-    Ok(if fails { Exit::Findings } else { Exit::Success })
+    if fails {
+        Exit::Findings
+    } else {
+        Exit::Success
+    }
+}
+
+/// Print and write the certificates of two tools lists.
+fn finish_tools(args: &CertifyArgs, certificate: &ToolsCertificate) -> Result<Exit> {
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        super::write_file(&dir.join("tools-list.json"), certificate.json())?;
+        super::write_file(&dir.join("tools-list.md"), certificate.markdown())?;
+    }
+    let render = |format: CertifyFormat| -> String {
+        match format {
+            CertifyFormat::Json => format!("{}\n", certificate.json()),
+            CertifyFormat::Markdown => certificate.markdown(),
+            CertifyFormat::Human => {
+                let mut out = format!("certify tools list: {}\n", certificate.verdict.as_str());
+                for c in &certificate.added {
+                    out.push_str(&format!("  tool {} added ({})\n", c.tool, c.class.as_str()));
+                }
+                for c in &certificate.removed {
+                    out.push_str(&format!(
+                        "  tool {} removed ({})\n",
+                        c.tool,
+                        c.class.as_str()
+                    ));
+                }
+                for c in &certificate.tools {
+                    out.push_str(&human(c, "old", "new"));
+                }
+                out
+            }
+        }
+    };
+    super::print(&render(args.format))?;
+    for (format, path) in &args.reports {
+        super::write_file(path, render(*format))?;
+    }
+    Ok(exit(certificate.verdict, args.strict))
 }
 
 /// The human summary of a certificate.
-pub(super) fn human(
-    certificate: &airlock_harness::certify::Certificate,
-    from: u32,
-    to: u32,
-) -> String {
+pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
+    let tool = if certificate.from.get("path").is_some() {
+        String::new()
+    } else {
+        format!("{} ", certificate.tool)
+    };
     let mut out = format!(
-        "certify {} v{from} -> v{to}: {}\n",
-        certificate.tool,
-        certificate.verdict.as_str()
+        "certify {tool}{from} -> {to}: {} ({}; newly rejected: {}, newly admitted: {})\n",
+        certificate.verdict.as_str(),
+        certificate.evidence.as_str(),
+        certificate.semantic.newly_rejected.as_str(),
+        certificate.semantic.newly_admitted.as_str(),
     );
     for c in &certificate.changes {
         let witness = c.witness.as_ref().map_or_else(
-            || "no witness found".to_owned(),
+            || format!("{}, no witness", c.evidence.as_str()),
             |w| {
                 let isolated = if w.isolated { "" } else { ", not isolated" };
                 format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)

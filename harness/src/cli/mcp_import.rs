@@ -73,7 +73,9 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
                 }
                 match certificate {
                     Ok(c) => {
-                        for line in super::certify::human(c, *from, *to).lines() {
+                        for line in
+                            super::certify::human(c, &format!("v{from}"), &format!("v{to}")).lines()
+                        {
                             text.push_str(&format!("  {}\n", printable(line)));
                         }
                     }

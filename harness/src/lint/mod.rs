@@ -55,6 +55,8 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("unanchored-pattern", Severity::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
     ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
     ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
+    ("all-optional", Severity::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
+    ("schema-unreadable", Severity::Error, "a schema file cannot be read or is not strict JSON"),
     ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
 

@@ -23,6 +23,9 @@ pub(super) struct Linter<'s> {
     visited: BTreeSet<(String, bool)>,
     /// (rule, pointer, message) of every finding, in walk order.
     pub(super) raw: Vec<(&'static str, String, String)>,
+    /// How many composition branches, conditions or `contains` the walk is inside: a
+    /// branch may leave members optional that its siblings or parent require.
+    branch: usize,
 }
 
 /// Keywords whose value is one subschema applying to the same instance.
@@ -53,6 +56,7 @@ impl<'s> Linter<'s> {
             referenced: local_targets(document),
             visited: BTreeSet::new(),
             raw: Vec::new(),
+            branch: 0,
         }
     }
 
@@ -110,7 +114,9 @@ impl<'s> Linter<'s> {
                 }
             } else if key == "contains" {
                 // Only asserts that some item matches; the items schema closes items.
+                self.branch += 1;
                 self.walk(value, at, true);
+                self.branch -= 1;
             } else if key == "$ref" {
                 self.follow(value, closed || closes);
             } else if key == "$defs" || key == "definitions" {
@@ -154,7 +160,9 @@ impl<'s> Linter<'s> {
 
     /// A subschema applying to the same instance (its `$ref` is followed by `walk`).
     fn in_place(&mut self, schema: &'s Value, pointer: String, closed: bool) {
+        self.branch += 1;
         self.walk(schema, pointer, closed);
+        self.branch -= 1;
     }
 
     fn check(&mut self, object: &'s serde_json::Map<String, Value>, pointer: &str, closed: bool) {
@@ -188,6 +196,14 @@ impl<'s> Linter<'s> {
                 pointer,
                 "this object admits members it does not list: add `additionalProperties: false` \
                  (or `unevaluatedProperties: false` when composing with `allOf`)",
+            );
+        }
+        if is_object && self.branch == 0 && admits_empty(object) {
+            self.flag(
+                "all-optional",
+                pointer,
+                "every member is optional and there is no `minProperties`: `{}` is admitted; \
+                 require the members a response must carry",
             );
         }
         if additional == Some(&Value::Bool(false)) {
@@ -471,6 +487,39 @@ fn types(object: &serde_json::Map<String, Value>) -> Vec<&str> {
 }
 
 /// `true`, or an object holding annotations only: any value is valid.
+/// An object schema that lists members, requires none, sets no `minProperties`, and has
+/// nothing beside it (composition, conditions, dependencies, `$ref`) that could.
+fn admits_empty(object: &serde_json::Map<String, Value>) -> bool {
+    let lists = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    let requires = object
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty());
+    let min = object
+        .get("minProperties")
+        .and_then(Value::as_f64)
+        .is_some_and(|m| m > 0.0);
+    let elsewhere = [
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+    ]
+    .iter()
+    .any(|k| object.contains_key(*k));
+    lists && !requires && !min && !elsewhere
+}
+
 fn unconstrained(schema: &Value) -> bool {
     const ANNOTATIONS: &[&str] = &[
         "title",

@@ -1,0 +1,185 @@
+//! The semantic comparison: both versions canonicalized by jsonschema's (experimental) set
+//! algebra with the guard's settings (formats asserted, the `regex` engine), differences in
+//! both directions, and questions about one location ("can the old version ever put this
+//! value here?"). An answer is `No` (a proof), `Yes`, `Unknown`, or refused with a reason.
+
+use jsonschema::canonical::{CanonicalKind, CanonicalSchema, CanonicalView, Satisfiability};
+use jsonschema::PatternOptions;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// What the algebra says about one question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "answer", content = "reason")]
+pub enum Answer {
+    /// Proved: no instance.
+    No,
+    /// Some instance exists (a witness is still needed to show one).
+    Yes,
+    /// Undecided.
+    Unknown,
+    /// The algebra declined (a construct it does not model, a result it cannot express).
+    Refused(String),
+}
+
+impl Answer {
+    fn of(s: Satisfiability) -> Self {
+        match s {
+            Satisfiability::No => Answer::No,
+            Satisfiability::Yes => Answer::Yes,
+            Satisfiability::Unknown => Answer::Unknown,
+        }
+    }
+
+    /// Its name: `no`, `yes`, `unknown`, `refused`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Answer::No => "no",
+            Answer::Yes => "yes",
+            Answer::Unknown => "unknown",
+            Answer::Refused(_) => "refused",
+        }
+    }
+}
+
+/// A canonical schema with the guard's settings, or why not.
+///
+/// # Errors
+///
+/// The reason, when the document does not canonicalize or holds a construct the canonical
+/// form does not model (a `Raw` result).
+pub(crate) fn canonical(document: &Value) -> Result<CanonicalSchema, String> {
+    let schema = jsonschema::canonical::options()
+        .should_validate_formats(true)
+        .with_pattern_options(PatternOptions::regex())
+        .canonicalize(document)
+        .map_err(|e| e.to_string())?;
+    if schema.kind() == CanonicalKind::Raw {
+        let detail = match schema.view() {
+            CanonicalView::Raw(raw) => format!(
+                "{}{}",
+                raw.reason.as_str(),
+                raw.pointer
+                    .map(|p| format!(" at {p:?}"))
+                    .unwrap_or_default()
+            ),
+            _ => "raw".to_owned(),
+        };
+        return Err(format!("a construct the algebra does not model ({detail})"));
+    }
+    Ok(schema)
+}
+
+/// `a \ b` and whether it holds anything; the difference as a schema (the raw material
+/// of witnesses) when it holds something, was expressible, and its JSON text is at most
+/// `max_bytes` long (a SchemaStore-sized difference runs to megabytes).
+pub(crate) fn difference(
+    a: &CanonicalSchema,
+    b: &CanonicalSchema,
+    max_bytes: usize,
+) -> (Answer, Option<Value>) {
+    match a.subtract(b) {
+        Ok(d) => {
+            let answer = Answer::of(d.satisfiability());
+            let schema = (answer != Answer::No)
+                .then(|| d.to_json_schema())
+                .filter(|s| fits(s, max_bytes));
+            (answer, schema)
+        }
+        Err(e) => (Answer::Refused(e.to_string()), None),
+    }
+}
+
+/// Whether `value` as JSON text is at most `max` bytes (counted, never built).
+fn fits(value: &Value, max: usize) -> bool {
+    struct Counter(usize, usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > self.1 {
+                return Err(std::io::Error::other("too large"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Counter(0, max), value).is_ok()
+}
+
+/// `side` restricted by `extra` schemas (each in the dialect of `dialect`, the version's
+/// `$schema`), and whether anything is left; the restriction as a schema when expressible.
+pub(crate) fn restricted(
+    side: &CanonicalSchema,
+    extra: &[Value],
+    dialect: Option<&Value>,
+) -> (Answer, Option<Value>) {
+    let mut current = side.clone();
+    for schema in extra {
+        let mut schema = schema.clone();
+        if let (Some(d), Value::Object(map)) = (dialect, &mut schema) {
+            map.insert("$schema".into(), d.clone());
+        }
+        let next =
+            canonical(&schema).and_then(|s| current.intersect(&s).map_err(|e| e.to_string()));
+        match next {
+            Ok(next) => current = next,
+            Err(reason) => return (Answer::Refused(reason), None),
+        }
+    }
+    (
+        Answer::of(current.satisfiability()),
+        Some(current.to_json_schema()),
+    )
+}
+
+/// The schema of instances holding `inner` at `pointer` (a member chain; the empty pointer
+/// is `inner` itself).
+pub(crate) fn at(pointer: &str, inner: Value) -> Value {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    tokens.iter().rev().fold(
+        inner,
+        |inner, token| json!({"type": "object", "required": [token], "properties": {token: inner}}),
+    )
+}
+
+/// The schema of instances where `pointer` leads nowhere (some member on the way missing).
+pub(crate) fn absent(pointer: &str) -> Value {
+    json!({"not": at(pointer, Value::Bool(true))})
+}
+
+/// The envelope's success and failure gates.
+pub(crate) fn outcome(which: &str) -> Value {
+    at("/outcome", json!({"const": which}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_assertions_as_in_the_guard() {
+        let old = canonical(&json!({"type": "string", "format": "date-time"})).unwrap();
+        let new = canonical(&json!({"type": "string"})).unwrap();
+        assert_eq!(difference(&old, &new, 4096).0, Answer::No);
+        assert_ne!(difference(&new, &old, 4096).0, Answer::No);
+    }
+
+    #[test]
+    fn a_location_question_is_answered_on_the_whole_schema() {
+        let s = canonical(&json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"enum": ["x", "y"]}}}))
+        .unwrap();
+        let (answer, _) = restricted(&s, &[at("/a", json!({"const": "z"}))], None);
+        assert_eq!(answer, Answer::No);
+        let (answer, _) = restricted(&s, &[absent("/a")], None);
+        assert_eq!(answer, Answer::No);
+        let (answer, _) = restricted(&s, &[at("/a", json!({"const": "y"}))], None);
+        assert_ne!(answer, Answer::No);
+    }
+}

@@ -1,0 +1,594 @@
+//! The structural comparison: the two schema documents walked by instance location, the
+//! keywords at each location compared where they apply to a type both versions admit (no
+//! "maxLength added" for a member that stopped being a string), and `anyOf`/`oneOf`/`allOf`
+//! compared branch by branch. The fallback when the algebra cannot decide.
+
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+
+use super::{Change, Class, Evidence, View};
+use crate::schema::schema_at;
+
+/// At most this many locations are compared (a recursive schema describes endless ones).
+const MAX_LOCATIONS: usize = 4096;
+/// And at most this deep.
+const MAX_LOCATION_DEPTH: usize = 8;
+/// `$ref`s and `allOf`s followed in place at one location.
+const MAX_IN_PLACE: usize = 64;
+
+/// Every instance location the schema describes, through `properties`, `items`,
+/// `prefixItems` (or an `items` tuple and `additionalItems`), local `$ref`s and
+/// composition (bounded in count and depth).
+pub(crate) fn locations(document: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![String::new()];
+    while let Some(pointer) = todo.pop() {
+        if out.len() >= MAX_LOCATIONS
+            || pointer.matches('/').count() > MAX_LOCATION_DEPTH
+            || !out.insert(pointer.clone())
+        {
+            continue;
+        }
+        for schema in schema_at(document, &pointer) {
+            for name in schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|p| p.keys())
+            {
+                todo.push(format!("{pointer}/{}", crate::cases::escape_token(name)));
+            }
+            // A tuple is `prefixItems`, or in draft-07/2019-09 an `items` array (then
+            // `additionalItems` for the rest).
+            let tuple = ["prefixItems", "items"]
+                .into_iter()
+                .find_map(|k| schema.get(k).and_then(Value::as_array))
+                .map_or(0, Vec::len);
+            todo.extend((0..tuple).map(|i| format!("{pointer}/{i}")));
+            let rest = |k: &str| schema.get(k).is_some_and(Value::is_object);
+            if rest("items") || rest("additionalItems") {
+                todo.push(format!("{pointer}/{tuple}"));
+            }
+        }
+    }
+    out
+}
+
+/// A local `$ref`'s target.
+pub(crate) fn resolve<'s>(document: &'s Value, schema: &'s Value) -> Option<&'s Value> {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| document.pointer(p))
+}
+
+/// The schemas that apply at a location together: those `schema_at` finds, minus the
+/// branches of an `anyOf`/`oneOf` written *at* the location (those are alternatives,
+/// compared branch by branch), plus what `$ref` and `allOf` bring in place.
+pub(crate) fn conjunction<'s>(document: &'s Value, pointer: &str) -> Vec<&'s Value> {
+    let all = schema_at(document, pointer);
+    let mut alternatives: BTreeSet<*const Value> = BTreeSet::new();
+    let (parent, _) = parent_and_name(pointer);
+    let parents = if pointer.is_empty() {
+        Vec::new()
+    } else {
+        schema_at(document, parent)
+    };
+    // The nodes a parent names for the member itself: the location's own schemas.
+    let own: Vec<&Value> = if pointer.is_empty() {
+        vec![document]
+    } else {
+        let (_, name) = parent_and_name(pointer);
+        parents
+            .iter()
+            .filter_map(|p| {
+                p.get("properties").and_then(|m| m.get(&name)).or_else(|| {
+                    let index = name.parse::<usize>().ok()?;
+                    ["prefixItems", "items"]
+                        .into_iter()
+                        .find_map(|k| p.get(k).filter(|t| t.is_array()))
+                        .and_then(|t| t.get(index))
+                        .or_else(|| p.get("items").filter(|i| i.is_object()))
+                })
+            })
+            .collect()
+    };
+    let mut conj: Vec<&'s Value> = Vec::new();
+    let mut todo: Vec<&'s Value> = own;
+    while let Some(s) = todo.pop() {
+        if conj.len() > MAX_IN_PLACE || conj.iter().any(|c| std::ptr::eq(*c, s)) {
+            continue;
+        }
+        conj.push(s);
+        todo.extend(resolve(document, s));
+        for b in s
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            todo.push(b);
+        }
+        for key in ["anyOf", "oneOf"] {
+            for b in s.get(key).and_then(Value::as_array).into_iter().flatten() {
+                alternatives.insert(b as *const Value);
+            }
+        }
+    }
+    // A location reached only through the branches of a parent's alternatives (the
+    // envelope's `oneOf` of success and failure) keeps what `schema_at` found there.
+    if conj.is_empty() {
+        return all
+            .into_iter()
+            .filter(|s| !alternatives.contains(&(*s as *const Value)))
+            .collect();
+    }
+    conj
+}
+
+/// The first value of `keyword` among the subschemas at a location.
+pub(crate) fn keyword<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
+    schemas.iter().find_map(|s| s.get(keyword))
+}
+
+/// Whether a member `name` is required by the subschemas of its parent.
+fn required(schemas: &[&Value], name: &str) -> bool {
+    schemas.iter().any(|s| {
+        s.get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)))
+    })
+}
+
+fn closed(schemas: &[&Value]) -> bool {
+    schemas.iter().any(|s| {
+        s.get("additionalProperties") == Some(&Value::Bool(false))
+            || s.get("unevaluatedProperties") == Some(&Value::Bool(false))
+    })
+}
+
+pub(crate) fn parent_and_name(pointer: &str) -> (&str, String) {
+    let (parent, name) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+    (parent, name.replace("~1", "/").replace("~0", "~"))
+}
+
+/// Annotations: they change no verdict.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "examples",
+    "default",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$id",
+    "$anchor",
+];
+
+/// A branch as comparable text: its `$ref` followed, annotations dropped, members sorted.
+fn normal(document: &Value, schema: &Value, depth: usize) -> Value {
+    let schema = match resolve(document, schema) {
+        Some(target) if depth < 16 && schema.as_object().is_some_and(|m| m.len() == 1) => {
+            return normal(document, target, depth + 1)
+        }
+        _ => schema,
+    };
+    match schema {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let mut out = Map::new();
+            for k in keys {
+                if !ANNOTATIONS.contains(&k.as_str()) {
+                    out.insert(k.clone(), normal(document, &map[k], depth + 1));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| normal(document, i, depth + 1))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The structural differences between two schema documents, by instance location;
+/// `agent` are the agent fields (JSON pointers), for the agent-visible class.
+pub fn diff(old: &Value, new: &Value, agent: &[String]) -> Vec<Change> {
+    diff_view(old, new, &View::fields(agent.to_vec()))
+}
+
+/// [`diff`] with the whole view: agent fields, forwarded failure codes, direction.
+pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
+    let (old_at, new_at) = (locations(old), locations(new));
+    let mut changes = Vec::new();
+    let mut push = |class, kind, pointer: &str, detail: String| {
+        changes.push(Change {
+            class,
+            kind,
+            pointer: pointer.to_owned(),
+            detail,
+            evidence: Evidence::Structural,
+            witness: None,
+        });
+    };
+    let widened = |pointer: &str| view.loosened(pointer);
+    for pointer in new_at.union(&old_at) {
+        let (parent, name) = parent_and_name(pointer);
+        let (old_parent, new_parent) = (schema_at(old, parent), schema_at(new, parent));
+        // A member of a parent the old version did not describe comes with its parent.
+        let parent_existed = pointer.is_empty() || old_at.contains(parent);
+        match (old_at.contains(pointer), new_at.contains(pointer)) {
+            (false, true) if !parent_existed => {}
+            (false, true) => {
+                if required(&new_parent, &name) {
+                    push(
+                        Class::Breaking,
+                        "new_required_member",
+                        pointer,
+                        format!("{name:?} is required now"),
+                    );
+                } else if !closed(&old_parent) {
+                    // The old version let any value through here; now only some pass.
+                    push(
+                        Class::Breaking,
+                        "member_constrained",
+                        pointer,
+                        format!("{name:?} of an open object is constrained now"),
+                    );
+                } else {
+                    push(
+                        widened(pointer),
+                        "new_optional_member",
+                        pointer,
+                        format!("{name:?} may appear now{}", view.why(pointer)),
+                    );
+                }
+            }
+            (true, false) => {
+                if closed(&new_parent) {
+                    push(
+                        Class::Breaking,
+                        "removed_member",
+                        pointer,
+                        format!("{name:?} is rejected now (closed object)"),
+                    );
+                } else {
+                    push(
+                        widened(pointer),
+                        "removed_member",
+                        pointer,
+                        format!(
+                            "{name:?} is no longer described: any value passes{}",
+                            view.why(pointer)
+                        ),
+                    );
+                }
+            }
+            (true, true) => {
+                if !pointer.is_empty() {
+                    if !required(&old_parent, &name) && required(&new_parent, &name) {
+                        push(
+                            Class::Breaking,
+                            "new_required_member",
+                            pointer,
+                            format!("{name:?} was optional, is required now"),
+                        );
+                    } else if required(&old_parent, &name) && !required(&new_parent, &name) {
+                        // The agent can now receive the value without this member.
+                        push(
+                            widened(pointer),
+                            "member_optional",
+                            pointer,
+                            format!("{name:?} is optional now{}", view.why(pointer)),
+                        );
+                    }
+                }
+                let (o, n) = (conjunction(old, pointer), conjunction(new, pointer));
+                compare(&o, &n, pointer, view, &mut push);
+                branches(old, new, &o, &n, pointer, view, &mut push);
+            }
+            (false, false) => {}
+        }
+    }
+    changes
+}
+
+type Push<'a> = dyn FnMut(Class, &'static str, &str, String) + 'a;
+
+/// Validation keywords without a finer rule, and the type they apply to (`None`: any):
+/// a difference is reported as undecided until a witness says which way it goes.
+const OTHER_KEYWORDS: &[(&str, Option<&str>)] = &[
+    ("multipleOf", Some("number")),
+    ("uniqueItems", Some("array")),
+    ("contains", Some("array")),
+    ("minContains", Some("array")),
+    ("maxContains", Some("array")),
+    ("unevaluatedItems", Some("array")),
+    ("propertyNames", Some("object")),
+    ("patternProperties", Some("object")),
+    ("dependentRequired", Some("object")),
+    ("dependentSchemas", Some("object")),
+    ("dependencies", Some("object")),
+    ("not", None),
+    ("if", None),
+    ("then", None),
+    ("else", None),
+];
+
+const EVERY_TYPE: [&str; 7] = [
+    "null", "boolean", "integer", "number", "string", "array", "object",
+];
+
+fn types(s: &[&Value]) -> BTreeSet<String> {
+    let mut out: Option<BTreeSet<String>> = None;
+    for schema in s {
+        let set: BTreeSet<String> = match schema.get("type") {
+            Some(Value::String(t)) => [t.clone()].into(),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => continue,
+        };
+        // In place, every `type` applies: the admitted types are their intersection.
+        out = Some(match out {
+            None => set,
+            Some(prev) => prev
+                .into_iter()
+                .filter(|t| set.contains(t) || (t == "integer" && set.contains("number")))
+                .collect(),
+        });
+    }
+    out.unwrap_or_default()
+}
+
+/// No `type` admits every type; `integer` is inside `number`.
+fn admits(set: &BTreeSet<String>, t: &str) -> bool {
+    set.is_empty() || set.contains(t) || (t == "integer" && set.contains("number"))
+}
+
+/// Keyword-level differences at one location, each compared only when both versions
+/// admit the type it applies to.
+fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Push<'_>) {
+    let loosened = view.loosened(pointer);
+    let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
+    let (ot, nt) = (types(o), types(n));
+    let both = |t: &str| {
+        admits(&ot, t)
+            && admits(&nt, t)
+            && (t != "number" || admits(&ot, "integer") && admits(&nt, "integer"))
+    };
+    if ot != nt {
+        let lost = EVERY_TYPE.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
+        let gained = EVERY_TYPE.iter().any(|t| !admits(&ot, t) && admits(&nt, t));
+        let detail = format!("type {ot:?} → {nt:?}");
+        if lost {
+            push(Class::Breaking, "type_changed", pointer, detail.clone());
+        }
+        if gained {
+            push(
+                loosened,
+                "type_widened",
+                pointer,
+                format!("{detail}{}", view.why(pointer)),
+            );
+        }
+    }
+    let values = |s: &[&Value]| keyword(s, "enum").and_then(Value::as_array).cloned();
+    match (values(o), values(n)) {
+        (Some(ov), Some(nv)) if ov != nv => {
+            let removed: Vec<Value> = ov.iter().filter(|v| !nv.contains(v)).cloned().collect();
+            let added: Vec<Value> = nv.iter().filter(|v| !ov.contains(v)).cloned().collect();
+            if !removed.is_empty() {
+                push(
+                    Class::Breaking,
+                    "enum_narrowed",
+                    pointer,
+                    format!("no longer allowed: {}", Value::from(removed)),
+                );
+            }
+            if !added.is_empty() {
+                let (class, kind, why) = view.new_values(pointer, &added);
+                push(
+                    class,
+                    kind,
+                    pointer,
+                    format!("newly allowed: {}{why}", Value::from(added)),
+                );
+            }
+        }
+        (None, Some(nv)) => push(
+            Class::Breaking,
+            "enum_narrowed",
+            pointer,
+            format!("only {} allowed now", Value::from(nv)),
+        ),
+        (Some(ov), None) => push(
+            loosened,
+            "enum_widened",
+            pointer,
+            format!("no longer only {}{}", Value::from(ov), view.why(pointer)),
+        ),
+        _ => {}
+    }
+    for (word, kind, applies) in [
+        ("const", "const_changed", None),
+        ("pattern", "pattern_changed", Some("string")),
+        ("format", "format_changed", Some("string")),
+    ] {
+        if applies.is_some_and(|t| !both(t)) {
+            continue;
+        }
+        let (a, b) = (keyword(o, word), keyword(n, word));
+        let detail = format!("{word} {} → {}", show(a), show(b));
+        match (a, b) {
+            (a, b) if a == b => {}
+            (Some(_), None) => push(loosened, "constraint_removed", pointer, detail),
+            // A changed pattern may both narrow and widen: the witnesses say which.
+            (Some(_), Some(_)) if word == "pattern" => {
+                push(Class::Unknown, kind, pointer, detail);
+            }
+            _ => push(Class::Breaking, kind, pointer, detail),
+        }
+    }
+    if both("object") {
+        match (closed(o), closed(n)) {
+            (false, true) => push(
+                Class::Breaking,
+                "object_closed",
+                pointer,
+                "members not listed are rejected now".into(),
+            ),
+            (true, false) => {
+                // New members of an ancestor of the agent fields never reach the agent.
+                let (class, why) = if view.reaches(pointer) {
+                    (loosened, view.why(pointer))
+                } else if view.direction == super::Direction::Request {
+                    (Class::Compatible, view.why(pointer))
+                } else {
+                    (Class::Compatible, " (outside the agent fields: the guard never hands new members here to the agent)")
+                };
+                push(
+                    class,
+                    "object_opened",
+                    pointer,
+                    format!("members not listed are admitted now{why}"),
+                );
+            }
+            _ => {}
+        }
+    }
+    // Upper limits: lower or newly set is tighter. Lower limits: the reverse.
+    for (word, upper, applies) in [
+        ("maxLength", true, "string"),
+        ("maxItems", true, "array"),
+        ("maximum", true, "number"),
+        ("exclusiveMaximum", true, "number"),
+        ("maxProperties", true, "object"),
+        ("minLength", false, "string"),
+        ("minItems", false, "array"),
+        ("minimum", false, "number"),
+        ("exclusiveMinimum", false, "number"),
+        ("minProperties", false, "object"),
+    ] {
+        if !both(applies) {
+            continue;
+        }
+        let (a, b) = (
+            keyword(o, word).and_then(Value::as_f64),
+            keyword(n, word).and_then(Value::as_f64),
+        );
+        let tighter = match (a, b) {
+            (None, None) => continue,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (Some(a), Some(b)) if a == b => continue,
+            (Some(a), Some(b)) => (b < a) == upper,
+        };
+        let show = |v: Option<f64>| v.map_or_else(|| "(none)".to_owned(), |v| v.to_string());
+        let detail = format!("{word} {} → {}", show(a), show(b));
+        if tighter {
+            push(Class::Breaking, "limit_tightened", pointer, detail);
+        } else {
+            push(
+                loosened,
+                "limit_loosened",
+                pointer,
+                format!("{detail}{}", view.why(pointer)),
+            );
+        }
+    }
+    for (word, applies) in OTHER_KEYWORDS {
+        if applies.is_some_and(|t| !both(t)) {
+            continue;
+        }
+        let (a, b) = (keyword(o, word), keyword(n, word));
+        if a != b {
+            push(
+                Class::Unknown,
+                "keyword_changed",
+                pointer,
+                format!("{word} {} → {}", show(a), show(b)),
+            );
+        }
+    }
+}
+
+/// The `anyOf`/`oneOf`/`allOf` written at a location, compared branch by branch: a
+/// branch is matched by its text (`$ref`s followed, annotations dropped); a removed
+/// alternative narrows, an added one widens (the reverse for `allOf`). When exactly one
+/// branch differs on each side and both have the same type, their keywords are compared.
+fn branches(
+    old: &Value,
+    new: &Value,
+    o: &[&Value],
+    n: &[&Value],
+    pointer: &str,
+    view: &View,
+    push: &mut Push<'_>,
+) {
+    for key in ["anyOf", "oneOf", "allOf"] {
+        let list = |document: &Value, s: &[&Value]| -> Vec<Value> {
+            s.iter()
+                .filter_map(|s| s.get(key).and_then(Value::as_array))
+                .flatten()
+                .map(|b| normal(document, b, 0))
+                .collect()
+        };
+        let (ob, nb) = (list(old, o), list(new, n));
+        if ob == nb {
+            continue;
+        }
+        let removed: Vec<&Value> = ob.iter().filter(|b| !nb.contains(b)).collect();
+        let added: Vec<&Value> = nb.iter().filter(|b| !ob.contains(b)).collect();
+        if let ([r], [a]) = (removed.as_slice(), added.as_slice()) {
+            let same_type = r.get("type").is_some() && r.get("type") == a.get("type");
+            if same_type {
+                compare(&[r], &[a], pointer, view, push);
+                continue;
+            }
+        }
+        // An alternative removed narrows, one added widens; for `allOf` the reverse.
+        let (narrows, widens) = (Class::Breaking, view.loosened(pointer));
+        let (on_removed, on_added) = if key == "allOf" {
+            (widens, narrows)
+        } else {
+            (narrows, widens)
+        };
+        for b in &removed {
+            push(
+                on_removed,
+                "branch_removed",
+                pointer,
+                format!("{key} branch {b} removed"),
+            );
+        }
+        for b in &added {
+            push(
+                on_added,
+                "branch_added",
+                pointer,
+                format!("{key} branch {b} added{}", view.why(pointer)),
+            );
+        }
+        // (The same branches in another order admit the same values: nothing to say.)
+    }
+}
+
+/// The branches a structural change names (for witnesses drawn from them): the `anyOf`/
+/// `oneOf`/`allOf` branch text in its detail.
+pub(crate) fn branch_of(change: &Change) -> Option<Value> {
+    let start = change.detail.find(" branch ")? + " branch ".len();
+    let end = change
+        .detail
+        .rfind(" removed")
+        .or_else(|| change.detail.rfind(" added"))?;
+    serde_json::from_str(change.detail.get(start..end)?).ok()
+}
