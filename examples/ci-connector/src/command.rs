@@ -25,7 +25,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// most `max_bytes + 1` bytes; past that the process is killed and the output rejected).
 /// Past the timeout the process is killed: `timeout`. `git` missing or failing to start,
 /// or a non-zero exit status: `unreachable`. A ref that matches several branches (a
-/// prefix) prints every one: the grammar rejects the duplicated keys.
+/// prefix) prints every one: the grammar rejects the duplicated keys. Only the process
+/// itself is killed: a program that leaves children holding its stdout (not `git`) would
+/// need its own process group.
 #[derive(Debug)]
 pub struct GitBranchHead {
     repo: PathBuf,

@@ -47,3 +47,24 @@ fn check_is_clean_against_the_command_adapter() {
         .expect("the check runs");
     report.assert_clean();
 }
+
+#[test]
+fn check_is_clean_against_the_binary_over_the_exec_protocol() {
+    // What `.ci/run` and ci/adapter-crate.yml run: the built binary, both contracts.
+    let schemas = crate::contract("ci_pipeline_status")
+        .parent()
+        .unwrap()
+        .to_owned();
+    let command = format!(
+        "'{}' --exec-protocol --schemas '{}'",
+        env!("CARGO_BIN_EXE_ci-connector"),
+        schemas.display()
+    );
+    let mut adapter =
+        airlock_harness::adapter::ExecAdapter::new(command, std::time::Duration::from_secs(5));
+    let report = Check::contract(crate::contract("ci_pipeline_status"))
+        .and_contract(crate::contract("git_branch_head"))
+        .run(&mut adapter)
+        .expect("the check runs");
+    report.assert_clean();
+}
