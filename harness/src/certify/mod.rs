@@ -14,6 +14,7 @@ mod generate;
 mod semantic;
 mod structural;
 mod tools;
+mod vendor;
 
 use airlock_guard::{CompiledSchema, Contract, ErrorCode, Guard, InputKind};
 use serde::Serialize;
@@ -26,6 +27,7 @@ use crate::corpus::{find_corpus, Corpus};
 pub use semantic::Answer;
 pub use structural::diff;
 pub use tools::{certify_tools_lists, ToolChange, ToolsCertificate};
+pub use vendor::certify_vendor;
 
 /// How a change affects those who depend on the contract, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -1155,6 +1157,11 @@ impl Certificate {
         let side = |v: &Value| {
             v.get("version")
                 .map(|n| format!("v{n}"))
+                .or_else(|| {
+                    v.get("vendor_schema")
+                        .and_then(Value::as_str)
+                        .map(|f| format!("vendor schema `{f}`"))
+                })
                 .or_else(|| {
                     v.get("path")
                         .and_then(Value::as_str)
