@@ -11,6 +11,7 @@
 //! decides; **compatible** — proved, or every difference invisible to the agent.
 
 mod generate;
+mod raw;
 mod semantic;
 mod structural;
 mod tools;
@@ -296,10 +297,14 @@ pub fn certify_contract(
         source,
     })?;
     let mcp = matches!(new.input(), InputKind::Mcp(_));
+    // The guard builds the envelope of a vendor document or a command's text itself:
+    // their fixtures are no instances of the contract schema.
+    let built = matches!(new.input(), InputKind::Vendor(_) | InputKind::Lines(_));
     // What the schema judges: the whole envelope, or an MCP answer's structuredContent.
     let bases: Vec<Value> = corpus
         .fixtures
         .iter()
+        .filter(|_| !built)
         .filter_map(|f| serde_json::from_slice::<Value>(&f.bytes).ok())
         .filter_map(|v| {
             if mcp {
@@ -320,6 +325,7 @@ pub fn certify_contract(
     };
     let fixtures = replay(&old, &new, &corpus);
     let mut certificate = compare(new.tool(), old.schema(), new.schema(), &view, bases);
+    raw::rewrite(&mut certificate, &old, &new, &corpus);
     certificate.from = json!({"version": from, "sha256": old.schema().sha256()});
     certificate.to = json!({"version": to, "sha256": new.schema().sha256()});
     certificate.add_replay(fixtures);
