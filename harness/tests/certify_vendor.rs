@@ -305,9 +305,16 @@ fn cli_certify_vendor_exit_codes() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["verdict"], "breaking");
     assert_eq!(json["from"]["vendor_schema"], "vendor.new.schema.json");
-    // Same file: compatible, 0.
-    let out = run(&["--vendor-from", V1]);
+    // Same file: compatible, 0; --out names the certificate after both files.
+    let certs = tmp.path().join("certs");
+    let out = run(&["--vendor-from", V1, "--out", certs.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
+    let written =
+        std::fs::read_to_string(certs.join("ci_pipeline_status-vendor.v1-vendor.v1.json")).unwrap();
+    assert!(written.contains("\"verdict\": \"compatible\""), "{written}");
+    assert!(certs
+        .join("ci_pipeline_status-vendor.v1-vendor.v1.md")
+        .is_file());
     // A missing file, a lines contract, flags that do not go together: 2.
     let out = run(&["--vendor-from", "vendor.v9.schema.json"]);
     assert_eq!(out.status.code(), Some(2));

@@ -54,7 +54,11 @@ pub fn certify_vendor(
     let (Some(ov), Some(nv), InputKind::Vendor(vendor)) =
         (old.vendor_schema(), new.vendor_schema(), new.input())
     else {
-        unreachable!("load_with_vendor_schema loads vendor contracts only");
+        // load_with_vendor_schema loads vendor contracts only.
+        return Err(contract_error(airlock_guard::ContractError::Invalid {
+            location: "input.kind".into(),
+            reason: "not a vendor contract".into(),
+        }));
     };
     let agent: Vec<String> = new
         .agent_fields()

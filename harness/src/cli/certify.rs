@@ -133,8 +133,13 @@ fn finish(args: &CertifyArgs, certificate: &Certificate, from: &str, to: &str) -
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         // The tool name is the contract's; keep it inside --out whatever it holds.
         let tool = airlock_harness::cases::file_component(&certificate.tool);
+        // A vendor schema's file name without `.schema.json` (`vendor.v1`).
+        let label = |s: &str| {
+            let s = s.strip_suffix(".json").unwrap_or(s);
+            airlock_harness::cases::file_component(s.strip_suffix(".schema").unwrap_or(s))
+        };
         let stem = if args.schemas.is_empty() {
-            format!("{tool}-{from}-{to}")
+            format!("{tool}-{}-{}", label(from), label(to))
         } else {
             // Two files: the names are paths; the certificate is named after the new one.
             format!("{tool}-certificate")
