@@ -397,8 +397,8 @@ fn certify_lines_contract_witnesses_are_text() {
     assert_eq!(c.verdict, Class::AgentVisible, "{}", c.json());
     assert!(assert_text_witnesses(&dir, &c) > 0, "{}", c.json());
 
-    // A change no text can show (the failure codes: the grammar has no failure shape)
-    // stays classified, without a witness.
+    // A change only a failure envelope shows: the guard builds a lines contract's
+    // failures itself and never judges them by the schema, so no text changes verdict.
     let tmp = tempfile::tempdir().unwrap();
     let dir = copy_shipped("git_branch_head", tmp.path());
     let mut schema: Value =
@@ -422,5 +422,67 @@ fn certify_lines_contract_witnesses_are_text() {
         .find(|x| x.pointer == "/error/code")
         .unwrap_or_else(|| panic!("{}", c.json()));
     assert!(narrowed.witness.is_none());
-    assert_eq!(narrowed.evidence, Evidence::Structural);
+    assert_eq!(
+        (narrowed.class, narrowed.evidence),
+        (Class::Compatible, Evidence::Structural)
+    );
+    assert_eq!(c.verdict, Class::Compatible, "{}", c.json());
+}
+
+#[test]
+fn certify_lines_contract_unchanged_schema_is_proved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = lines_v2(tmp.path(), |_| {});
+    let c = certify(&dir, 1, 2).unwrap();
+    assert_eq!(
+        (c.verdict, c.evidence),
+        (Class::Compatible, Evidence::Proof)
+    );
+    assert!(c.fixtures.iter().all(|f| f.old == f.new));
+}
+
+#[test]
+fn certify_vendor_contract_version_witnesses_are_vendor_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped(TOOL, tmp.path());
+    let mut schema: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("v1.schema.json")).unwrap()).unwrap();
+    let states = schema["$defs"]["data"]["properties"]["state"]["enum"]
+        .as_array_mut()
+        .unwrap();
+    states.retain(|s| s != "skipped");
+    std::fs::write(dir.join("v2.schema.json"), schema.to_string()).unwrap();
+    let manifest = std::fs::read_to_string(dir.join("contract.toml")).unwrap();
+    std::fs::write(
+        dir.join("contract.toml"),
+        manifest.replace("version = 1", "version = 2"),
+    )
+    .unwrap();
+    let c = certify(&dir, 1, 2).unwrap();
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let narrowed = change(&c, "enum_narrowed", "/data/state");
+    let w = narrowed
+        .witness
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}", c.json()));
+    // The vendor's own spelling, through the table: GitLab's "skipped".
+    assert_eq!(w.instance["status"], "skipped");
+    let (old, new) = (
+        Guard::new(Contract::load_version(&dir, 1).unwrap()),
+        Guard::new(Contract::load_version(&dir, 2).unwrap()),
+    );
+    let request = Request::new(
+        "req.CiPipe0046",
+        w.instance["updated_at"].as_str().unwrap().parse().unwrap(),
+    )
+    .param("project_id", w.instance["project_id"].clone())
+    .param("pipeline_id", w.instance["id"].clone());
+    let bytes = serde_json::to_vec(&w.instance).unwrap();
+    assert_eq!(
+        (
+            old.admit(&request, &bytes).is_admitted(),
+            new.admit(&request, &bytes).is_admitted()
+        ),
+        (true, false)
+    );
 }

@@ -5,11 +5,15 @@
 //! inverting each mapping's normalisation, and kept only when the two **whole guards**
 //! judge those bytes differently. Otherwise the change keeps its class without a witness
 //! (structural), and the fixtures' replay still counts.
+//!
+//! The failures of these contracts come from the failure rules (a vendor error shape) and
+//! are never judged by the contract schema (a command's text has none): a change only a
+//! failure envelope shows, or at `/error`, admits and rejects no response — compatible.
 
 use airlock_guard::{CheckSpec, Contract, Guard, InputKind, Mapping, Normalise, Request};
 use serde_json::{Map, Value};
 
-use super::{set_at, Certificate, Evidence, Witness};
+use super::{set_at, Certificate, Class, Evidence, Witness};
 use crate::corpus::{Corpus, Expect};
 
 /// Rewrite every witness of `certificate` as raw upstream bytes both guards confirm, or
@@ -40,6 +44,21 @@ pub(super) fn rewrite(
         })
         .collect();
     for change in &mut certificate.changes {
+        let failure_only = change.pointer == "/error"
+            || change.pointer.starts_with("/error/")
+            || change.witness.as_ref().is_some_and(|w| {
+                w.instance.get("outcome").and_then(Value::as_str) != Some("success")
+            });
+        if failure_only {
+            change.witness = None;
+            change.class = Class::Compatible;
+            change.evidence = Evidence::Structural;
+            change.detail = format!(
+                "{} (the guard builds this contract's failures from its failure rules and never judges them by the contract schema: no response changes)",
+                change.detail
+            );
+            continue;
+        }
         let Some(w) = change.witness.take() else {
             continue;
         };

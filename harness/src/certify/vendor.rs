@@ -369,9 +369,7 @@ fn probe(
                 guards.old.admit(request, &bytes),
                 guards.new.admit(request, &bytes),
             );
-            let shown = edit
-                .as_ref()
-                .map_or_else(|| "no value".to_owned(), |v| short(v));
+            let shown = edit.as_ref().map_or_else(|| "no value".to_owned(), short);
             if a.is_admitted() == b.is_admitted() {
                 if vendor.0 != vendor.1 && noted.is_none() {
                     let admission = if vendor.1 { &b } else { &a };
