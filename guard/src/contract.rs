@@ -204,7 +204,7 @@ impl Contract {
     ///
     /// A [`ContractError`] naming the file and what is wrong with it.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, ContractError> {
-        Self::load_inner(dir.as_ref(), None)
+        Self::load_inner(dir.as_ref(), None, None)
     }
 
     /// Load the contract in `dir` with the schema of another `version` (its manifest's
@@ -214,7 +214,24 @@ impl Contract {
     ///
     /// As [`Contract::load`], or when `v{version}.schema.json` does not exist.
     pub fn load_version(dir: impl AsRef<Path>, version: u32) -> Result<Self, ContractError> {
-        Self::load_inner(dir.as_ref(), Some(version))
+        Self::load_inner(dir.as_ref(), Some(version), None)
+    }
+
+    /// Load the vendor contract in `dir` at its current version with the vendor schema
+    /// `file` (in the contract folder) in place of the one `[input] schema` names: the
+    /// guard a vendor schema change would make (`airlock certify --vendor-from`). A
+    /// mapping whose `from` the file cannot contain is not a load error here — that guard
+    /// fails such responses closed, one by one, which is what certification reports.
+    ///
+    /// # Errors
+    ///
+    /// As [`Contract::load`]; also when the contract is not a vendor contract or `file`
+    /// is not a `.json` file name in the contract folder.
+    pub fn load_with_vendor_schema(
+        dir: impl AsRef<Path>,
+        file: &str,
+    ) -> Result<Self, ContractError> {
+        Self::load_inner(dir.as_ref(), None, Some(file))
     }
 
     /// Start building a contract in code from a schema document.
@@ -232,7 +249,11 @@ impl Contract {
         }
     }
 
-    fn load_inner(dir: &Path, version: Option<u32>) -> Result<Self, ContractError> {
+    fn load_inner(
+        dir: &Path,
+        version: Option<u32>,
+        vendor_file: Option<&str>,
+    ) -> Result<Self, ContractError> {
         let manifest_path = dir.join(MANIFEST);
         let text = String::from_utf8(read_contract_file(&manifest_path)?).map_err(|_| {
             ContractError::Manifest {
@@ -267,7 +288,26 @@ impl Contract {
             .map(|(i, c)| check_spec(i, c))
             .collect::<Result<Vec<_>, _>>()?;
         let retry = retry_policy(&manifest.retry)?;
-        let input = input_kind(manifest.input)?;
+        let mut input = input_kind(manifest.input)?;
+        if let Some(file) = vendor_file {
+            let InputKind::Vendor(vendor) = &mut input else {
+                return Err(invalid(
+                    "input.schema",
+                    format!(
+                        "another vendor schema ({file:?}) applies to `kind = \"vendor\"` \
+                         contracts only, not {:?}",
+                        input.as_str()
+                    ),
+                ));
+            };
+            if !is_plain_name(file) || !file.ends_with(".json") {
+                return Err(invalid(
+                    "input.schema",
+                    format!("{file:?} is not a .json file name in the contract folder"),
+                ));
+            }
+            vendor.schema_file = file.to_owned();
+        }
         let vendor_schema = match &input {
             InputKind::Vendor(vendor) => {
                 let path = dir.join(&vendor.schema_file);
@@ -283,7 +323,9 @@ impl Contract {
                 let compiled = CompiledSchema::compile(document, &source, &base, &resources)
                     .map_err(|error| schema_error(&path, error, &resources))?;
                 for (i, mapping) in vendor.map.iter().enumerate() {
-                    if !can_contain(compiled.document(), mapping.from.tokens()) {
+                    if vendor_file.is_none()
+                        && !can_contain(compiled.document(), mapping.from.tokens())
+                    {
                         return Err(invalid(
                             format!("input.map[{i}].from"),
                             format!(

@@ -512,6 +512,9 @@ fn mutate(schema: &Value, op: u8, at: usize) -> Value {
             data.as_object_mut().unwrap().remove("additionalProperties");
         }
         7 => member["pattern"] = json!("^[a-z]{0,3}$"),
+        // A member already moved to `$defs/m` stays (moving it again would make
+        // `m` refer to itself, a cycle the guard rightly refuses to load).
+        _ if member.get("$ref").is_some() => {}
         _ => {
             s["$defs"] = json!({"m": member.clone()});
             s["properties"]["data"]["properties"][name] = json!({"$ref": "#/$defs/m"});

@@ -5,6 +5,7 @@ mod adversary;
 mod bounds;
 mod certify;
 mod certify_semantic;
+mod certify_vendor;
 mod check;
 mod check_exec;
 mod check_reports;

@@ -139,6 +139,13 @@ impl fmt::Debug for CompiledSchema {
 }
 
 impl CompiledSchema {
+    /// Whether an instance this schema admits can hold a member or item at `pointer`
+    /// (a conservative reading: `false` only where every branch rules it out — a closed
+    /// object without it, a non-container type).
+    pub fn can_contain(&self, pointer: &crate::Pointer) -> bool {
+        can_contain(self.document(), pointer.tokens())
+    }
+
     /// Compile `document` (the bytes it was read from are digested as `source`), with
     /// `base_uri` for documents without `$id`, resolving references only in `resources`.
     ///

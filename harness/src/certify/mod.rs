@@ -11,9 +11,11 @@
 //! decides; **compatible** — proved, or every difference invisible to the agent.
 
 mod generate;
+mod raw;
 mod semantic;
 mod structural;
 mod tools;
+mod vendor;
 
 use airlock_guard::{CompiledSchema, Contract, ErrorCode, Guard, InputKind};
 use serde::Serialize;
@@ -26,6 +28,7 @@ use crate::corpus::{find_corpus, Corpus};
 pub use semantic::Answer;
 pub use structural::diff;
 pub use tools::{certify_tools_lists, ToolChange, ToolsCertificate};
+pub use vendor::certify_vendor;
 
 /// How a change affects those who depend on the contract, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -294,10 +297,14 @@ pub fn certify_contract(
         source,
     })?;
     let mcp = matches!(new.input(), InputKind::Mcp(_));
+    // The guard builds the envelope of a vendor document or a command's text itself:
+    // their fixtures are no instances of the contract schema.
+    let built = matches!(new.input(), InputKind::Vendor(_) | InputKind::Lines(_));
     // What the schema judges: the whole envelope, or an MCP answer's structuredContent.
     let bases: Vec<Value> = corpus
         .fixtures
         .iter()
+        .filter(|_| !built)
         .filter_map(|f| serde_json::from_slice::<Value>(&f.bytes).ok())
         .filter_map(|v| {
             if mcp {
@@ -318,6 +325,7 @@ pub fn certify_contract(
     };
     let fixtures = replay(&old, &new, &corpus);
     let mut certificate = compare(new.tool(), old.schema(), new.schema(), &view, bases);
+    raw::rewrite(&mut certificate, &old, &new, &corpus);
     certificate.from = json!({"version": from, "sha256": old.schema().sha256()});
     certificate.to = json!({"version": to, "sha256": new.schema().sha256()});
     certificate.add_replay(fixtures);
@@ -1155,6 +1163,11 @@ impl Certificate {
         let side = |v: &Value| {
             v.get("version")
                 .map(|n| format!("v{n}"))
+                .or_else(|| {
+                    v.get("vendor_schema")
+                        .and_then(Value::as_str)
+                        .map(|f| format!("vendor schema `{f}`"))
+                })
                 .or_else(|| {
                     v.get("path")
                         .and_then(Value::as_str)

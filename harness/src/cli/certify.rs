@@ -3,7 +3,8 @@
 
 use airlock_guard::Contract;
 use airlock_harness::certify::{
-    certify_contract, certify_files, certify_tools_lists, Certificate, Class, ToolsCertificate,
+    certify_contract, certify_files, certify_tools_lists, certify_vendor, Certificate, Class,
+    ToolsCertificate,
 };
 use airlock_harness::exit::Exit;
 use anyhow::{bail, Context, Result};
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 /// Compare two versions of a schema: every change classified (breaking, unknown,
 /// agent-visible, compatible) and backed by a proof, a witness instance, a replayed
 /// fixture or the structural comparison; a certificate with both schemas' SHA-256. Give a
-/// contract (--contract DIR: two of its versions, its fixtures replayed), two schema files
+/// contract (--contract DIR: two of its versions, its fixtures replayed; with --vendor-from, two of a vendor contract's vendor schemas), two schema files
 /// (OLD NEW), or two saved tools/list answers (--tools-list OLD NEW). Exit 0 no breaking
 /// change, 1 a breaking or unknown change (or an agent-visible one with --strict), 2 usage,
 /// contract or input error.
@@ -35,6 +36,13 @@ pub struct CertifyArgs {
     /// With two schema files: an agent field (a JSON pointer; repeatable).
     #[arg(long = "agent-field", value_name = "POINTER")]
     agent_fields: Vec<String>,
+    /// A vendor contract's old vendor schema (a file in the contract folder): certify the
+    /// vendor schema change instead of a contract version change.
+    #[arg(long = "vendor-from", value_name = "FILE", requires = "contract", conflicts_with_all = ["from", "to"])]
+    vendor_from: Option<String>,
+    /// The new vendor schema [default: the file `[input] schema` names now].
+    #[arg(long = "vendor-to", value_name = "FILE", requires = "vendor_from")]
+    vendor_to: Option<String>,
     /// The old version [default: the version before --to].
     #[arg(long)]
     from: Option<u32>,
@@ -91,6 +99,19 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
     let Some(contract) = &args.contract else {
         bail!("nothing to certify: give --contract DIR, two schema files (OLD NEW), or --tools-list OLD NEW");
     };
+    if let Some(from) = &args.vendor_from {
+        let certificate = certify_vendor(
+            contract,
+            from,
+            args.vendor_to.as_deref(),
+            args.corpus.as_deref(),
+        )?;
+        let to = certificate.to["vendor_schema"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        return finish(&args, &certificate, from, &to);
+    }
     let current =
         Contract::load(contract).with_context(|| format!("loading {}", contract.display()))?;
     let to = args.to.unwrap_or(current.current_version());
@@ -112,8 +133,13 @@ fn finish(args: &CertifyArgs, certificate: &Certificate, from: &str, to: &str) -
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         // The tool name is the contract's; keep it inside --out whatever it holds.
         let tool = airlock_harness::cases::file_component(&certificate.tool);
+        // A vendor schema's file name without `.schema.json` (`vendor.v1`).
+        let label = |s: &str| {
+            let s = s.strip_suffix(".json").unwrap_or(s);
+            airlock_harness::cases::file_component(s.strip_suffix(".schema").unwrap_or(s))
+        };
         let stem = if args.schemas.is_empty() {
-            format!("{tool}-{from}-{to}")
+            format!("{tool}-{}-{}", label(from), label(to))
         } else {
             // Two files: the names are paths; the certificate is named after the new one.
             format!("{tool}-certificate")
