@@ -5,7 +5,7 @@
 //! limits, request-id and binding mismatches); once per contract the upstream failure
 //! envelopes and the transport errors; then seeded random mutation chains.
 
-use airlock_guard::{CheckSpec, Contract, Request, TransportError};
+use airlock_guard::{CheckSpec, Contract, InputKind, Normalise, Request, TransportError};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -17,12 +17,14 @@ mod boundary;
 mod bytes;
 mod generated;
 mod limits;
+mod lines;
 mod mcp;
 mod members;
 mod neighbours;
 mod random;
 mod reencode;
 mod shapes;
+mod vendor;
 mod write;
 
 /// Kept here for the modules that found it here first.
@@ -68,9 +70,38 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("mcp-jsonrpc-error", "MCP: a JSON-RPC error (canary in message and data), judged a transport failure; malformed error objects (code a string or a fraction, message missing or not a string, an extra member, error null or an array)"),
 ];
 
-/// The classes that do not run on an MCP tool contract: their subject is the envelope
-/// (its request_id, its failure shape), which an MCP message does not have.
+/// The classes that run on envelope contracts only: their subject is the envelope (its
+/// request_id, its failure shape), which an MCP message, a vendor document or a command's
+/// output does not have.
 pub const ENVELOPE_ONLY: &[&str] = &["request_id_mismatch", "upstream_failure"];
+
+/// The classes that run on a `lines` contract (a command's output is text: the JSON
+/// classes have nothing to vary in it); the `lines-*` classes run there only.
+pub const LINES_CLASSES: &[&str] = &[
+    "fixture",
+    "generated",
+    "oversize",
+    "exact_limit",
+    "binding_mismatch",
+    "freshness",
+    "transport_error",
+    "random_mutation",
+];
+
+/// Whether `class` runs on contracts whose input is `kind` (`envelope`, `mcp`, `vendor`,
+/// `lines`): the prefixed classes on their own kind, [`ENVELOPE_ONLY`] on envelopes, a
+/// `lines` contract only [`LINES_CLASSES`] and its own.
+pub fn applies(class: &str, kind: &str) -> bool {
+    for prefix in ["mcp", "vendor", "lines"] {
+        if class.starts_with(&format!("{prefix}-")) {
+            return kind == prefix;
+        }
+    }
+    if ENVELOPE_ONLY.contains(&class) {
+        return kind == "envelope";
+    }
+    kind != "lines" || LINES_CLASSES.contains(&class)
+}
 
 struct Builder<'a> {
     seed: u64,
@@ -83,7 +114,7 @@ struct Builder<'a> {
     wrap: Option<Value>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
@@ -141,6 +172,48 @@ impl Builder<'_> {
         self.contract.input().mcp().is_some()
     }
 
+    /// Whether the upstream speaks the envelope itself.
+    fn is_envelope(&self) -> bool {
+        matches!(self.contract.input(), InputKind::Envelope)
+    }
+
+    /// The subschemas that judge the member at `location` of the body the classes vary:
+    /// the contract's schema (an envelope, an MCP tool's structuredContent), or for a
+    /// vendor contract the vendor schema, and where a mapping takes the member as it is
+    /// (no normalisation), the contract schema's member it fills too.
+    fn schemas_at(&self, location: &str) -> Vec<&'a Value> {
+        let contract: &'a Contract = self.contract;
+        let InputKind::Vendor(vendor) = contract.input() else {
+            return schema_at(contract.schema().document(), location);
+        };
+        let mut out = contract
+            .vendor_schema()
+            .map(|s| schema_at(s.document(), location))
+            .unwrap_or_default();
+        for mapping in &vendor.map {
+            if mapping.from.as_str() == location && mapping.normalise == Normalise::None {
+                let field = format!("/data/{}", crate::cases::escape_token(&mapping.field));
+                out.extend(schema_at(contract.schema().document(), &field));
+            }
+        }
+        out
+    }
+
+    /// Where the body the classes vary holds the envelope member at `field` (a check's
+    /// pointer): the pointer itself, or for a vendor contract the source of the mapping
+    /// that fills it (`None` when no mapping does).
+    fn source_of(&self, field: &str) -> Option<String> {
+        let InputKind::Vendor(vendor) = self.contract.input() else {
+            return Some(field.to_owned());
+        };
+        let name = field.strip_prefix("/data/")?;
+        vendor
+            .map
+            .iter()
+            .find(|m| crate::cases::escape_token(&m.field) == name)
+            .map(|m| m.from.as_str().to_owned())
+    }
+
     fn canary(&self, class: &str, origin: &str, location: &str, n: u32) -> String {
         canary(
             self.seed,
@@ -180,11 +253,18 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
             expect,
         );
     }
+    // A command's output is text: its base is the text itself (a JSON string).
+    let lines = matches!(contract.input(), InputKind::Lines(_));
     let accepted: Vec<(&Fixture, Value)> = corpus
         .fixtures
         .iter()
         .filter(|f| f.kind == FixtureKind::Accepted)
         .filter_map(|f| {
+            if lines {
+                return std::str::from_utf8(&f.bytes)
+                    .ok()
+                    .map(|t| (f, Value::String(t.to_owned())));
+            }
             airlock_guard::parse(&f.bytes, usize::MAX)
                 .ok()
                 .map(|v| (f, v))
@@ -193,7 +273,7 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     for (fixture, value) in &accepted {
         derived(&mut b, fixture, value);
     }
-    if !b.is_mcp() {
+    if b.is_envelope() {
         random::upstream_failures(&mut b, corpus);
     }
     for error in TransportError::ALL {
@@ -210,17 +290,17 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     }
     let values = generated::valid_instances(contract, &corpus.request, seed, GENERATED);
     for (n, value) in values.iter().enumerate() {
-        // For an MCP contract the instance is structuredContent: its base is the message.
-        let value = &if b.is_mcp() {
-            mcp::response(&corpus.request, value)
-        } else {
-            value.clone()
+        // The instance as the upstream writes it: for an MCP contract the message around
+        // structuredContent, for a vendor document or a command's output the source the
+        // mapping reads it from.
+        let Some(value) = &generated::source(contract, &corpus.request, value) else {
+            continue;
         };
         let fixture = Fixture {
             kind: FixtureKind::Accepted,
             path: std::path::PathBuf::new(),
             name: format!("generated_{n}"),
-            bytes: serde_json::to_vec(value).unwrap_or_default(),
+            bytes: body_bytes(value),
             request: corpus.request.clone(),
             expect: Expect::Accept,
         };
@@ -245,11 +325,28 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
 pub const GENERATED: usize = 3;
 
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
-    if b.is_mcp() {
-        mcp::derived(b, fixture, value);
-        return;
+    match b.contract.input() {
+        InputKind::Mcp(_) => mcp::derived(b, fixture, value),
+        InputKind::Lines(_) => {
+            if let Value::String(text) = value {
+                lines::derived(b, fixture, text);
+            }
+        }
+        InputKind::Vendor(_) => {
+            classes(b, fixture, value, true);
+            vendor::derived(b, fixture, value);
+        }
+        _ => classes(b, fixture, value, true),
     }
-    classes(b, fixture, value, true);
+}
+
+/// The bytes of a base value: a command's output (a JSON string) is its text, anything
+/// else its compact JSON.
+fn body_bytes(value: &Value) -> Vec<u8> {
+    match value {
+        Value::String(text) => text.clone().into_bytes(),
+        value => serde_json::to_vec(value).unwrap_or_default(),
+    }
 }
 
 /// The classes on `value`: those about the value the schema judges (an envelope, or an
