@@ -66,7 +66,7 @@ pub fn valid_instances(
 /// it with the normalisation undone (a vendor document; a command's output, as a JSON
 /// string of its text). `None` when the instance has no `data` (a failure envelope) or a
 /// member no mapping fills, or a normalisation cannot be undone.
-pub(super) fn source(contract: &Contract, request: &Request, instance: &Value) -> Option<Value> {
+pub fn source(contract: &Contract, request: &Request, instance: &Value) -> Option<Value> {
     let map = match contract.input() {
         InputKind::Envelope => return Some(instance.clone()),
         InputKind::Mcp(_) => return Some(super::mcp::response(request, instance)),

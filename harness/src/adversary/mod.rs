@@ -30,7 +30,7 @@ mod write;
 /// Kept here for the modules that found it here first.
 pub use crate::schema::schema_at;
 
-pub use generated::valid_instances;
+pub use generated::{source as instance_source, valid_instances};
 pub use write::{write_variants, MutateOptions};
 
 /// Every class the adversary produces, with what it does.
@@ -68,6 +68,21 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("mcp-content-kinds", "MCP: an image, audio, resource_link, resource block (canary) added (refused unless the contract allows the kind), a block of an unknown type"),
     ("mcp-structured-missing", "MCP: structuredContent missing while the text block carries the JSON; structuredContent null, an array, a string holding the JSON"),
     ("mcp-jsonrpc-error", "MCP: a JSON-RPC error (canary in message and data), judged a transport failure; malformed error objects (code a string or a fraction, message missing or not a string, an extra member, error null or an array)"),
+    ("lines-stray-line", "lines: a login banner, a warning, a comment (canary each), a blank line, spaces, the separator alone (canary), before, between and after the declared lines"),
+    ("lines-duplicate-key", "lines: every key written twice, the original first and last with a differing canary value, with the same value, again at the end"),
+    ("lines-missing-key", "lines: every line removed, one at a time"),
+    ("lines-unknown-key", "lines: a canary key and value; every key spelled with a Unicode look-alike, re-cased, with a space before the separator or a leading space, in place of the key and beside it (canary value)"),
+    ("lines-line-ending", "lines: the other line ending everywhere and once, lone CR, a CR overwriting the value (canary), no final line ending, LF CR, the final line ending twice"),
+    ("lines-whitespace", "lines: a space, tab, no-break space after every value, a space or ideographic space before it, a value of spaces"),
+    ("lines-control", "lines: ANSI colour around a value, hidden text (canary), an OSC title (canary), NUL (and a canary after it), BEL, backspace overwriting a canary, DEL, C1 CSI, form feed, vertical tab; ESC first, NUL last"),
+    ("lines-encoding", "lines: a BOM, UTF-16LE with and without its BOM, invalid UTF-8 in a value (a stray byte, an over-long /, an encoded surrogate, a character cut short, Latin-1)"),
+    ("lines-long-line", "lines: every line exactly max_line_bytes long (the reference decides), one byte past, a 4-byte character crossing the limit"),
+    ("lines-separator", "lines: the other separator (= or ': ') everywhere and per line, ' = ', ':' without space, doubled, none, a tab"),
+    ("lines-value", "lines: every value a canary, injected instructions (canary), empty; by the mapping's normalisation: leading zero, + sign, fraction, exponent, hex, -0, past 2^53, non-ASCII digits; table keys re-cased, title-cased, a table value; upper case and non-ASCII letters for lower-casing; times as date-time neighbours, epoch seconds, git's default format, RFC 2822, offset without colon; by the contract schema: pattern and enum neighbours, one past maxLength"),
+    ("vendor-unmapped", "vendor: every member no mapping or failure rule reads set to a canary (admitted by an open vendor schema; never in the agent value)"),
+    ("vendor-near-name", "vendor: every mapped member's name re-cased, title-cased, padded, with a look-alike letter, as camelCase, in place of the member (the mapping fails closed) and beside it with a canary value; the member renamed to a canary name"),
+    ("vendor-coerce", "vendor: every mapped value in a type a normalisation might coerce: an integer as a decimal or fraction string, raw 7.0 and 7e0; a table key upper-, title-cased, padded, or a table value; a time as epoch seconds (number, string, milliseconds) or with a space for T; an array holding the value (and a canary), an object holding it (and a canary), null, true"),
+    ("vendor-failure", "vendor: every failure rule's member beside a document it does not match (its value, or a canary); where it matches, its value re-cased, upper-cased, padded, a prefix, with a canary, a number, null, an array; a failure document also carrying every mapped member (canaries)"),
 ];
 
 /// The classes that run on envelope contracts only: their subject is the envelope (its
@@ -81,7 +96,6 @@ pub const LINES_CLASSES: &[&str] = &[
     "fixture",
     "generated",
     "oversize",
-    "exact_limit",
     "binding_mismatch",
     "freshness",
     "transport_error",
@@ -177,26 +191,10 @@ impl<'a> Builder<'a> {
         matches!(self.contract.input(), InputKind::Envelope)
     }
 
-    /// The subschemas that judge the member at `location` of the body the classes vary:
-    /// the contract's schema (an envelope, an MCP tool's structuredContent), or for a
-    /// vendor contract the vendor schema, and where a mapping takes the member as it is
-    /// (no normalisation), the contract schema's member it fills too.
+    /// The subschemas that judge the member at `location` of the body the classes vary
+    /// (see [`schemas_at`]).
     fn schemas_at(&self, location: &str) -> Vec<&'a Value> {
-        let contract: &'a Contract = self.contract;
-        let InputKind::Vendor(vendor) = contract.input() else {
-            return schema_at(contract.schema().document(), location);
-        };
-        let mut out = contract
-            .vendor_schema()
-            .map(|s| schema_at(s.document(), location))
-            .unwrap_or_default();
-        for mapping in &vendor.map {
-            if mapping.from.as_str() == location && mapping.normalise == Normalise::None {
-                let field = format!("/data/{}", crate::cases::escape_token(&mapping.field));
-                out.extend(schema_at(contract.schema().document(), &field));
-            }
-        }
-        out
+        schemas_at(self.contract, location)
     }
 
     /// Where the body the classes vary holds the envelope member at `field` (a check's
@@ -221,6 +219,27 @@ impl<'a> Builder<'a> {
             n,
         )
     }
+}
+
+/// The subschemas that judge the member at `location` of the body the classes vary: the
+/// contract's schema (an envelope, an MCP tool's structuredContent), or for a vendor
+/// contract the vendor schema, and where a mapping takes the member as it is (no
+/// normalisation), the contract schema's member it fills too.
+pub fn schemas_at<'a>(contract: &'a Contract, location: &str) -> Vec<&'a Value> {
+    let InputKind::Vendor(vendor) = contract.input() else {
+        return schema_at(contract.schema().document(), location);
+    };
+    let mut out = contract
+        .vendor_schema()
+        .map(|s| schema_at(s.document(), location))
+        .unwrap_or_default();
+    for mapping in &vendor.map {
+        if mapping.from.as_str() == location && mapping.normalise == Normalise::None {
+            let field = format!("/data/{}", crate::cases::escape_token(&mapping.field));
+            out.extend(schema_at(contract.schema().document(), &field));
+        }
+    }
+    out
 }
 
 /// All cases for `contract` with its `corpus`: fixtures, deterministic variants, and
