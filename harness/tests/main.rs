@@ -12,5 +12,6 @@ mod docs;
 mod fixtures;
 mod fuzz;
 mod init;
+mod kinds;
 mod lint;
 mod util;
