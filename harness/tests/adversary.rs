@@ -6,9 +6,7 @@ use airlock_guard::{
     parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage, STRUCTURED_CONTENT,
 };
 use airlock_harness::adapter::GuardAdapter;
-use airlock_harness::adversary::{
-    applies, generate, instance_source, schema_at, schemas_at, CLASSES,
-};
+use airlock_harness::adversary::{applies, generate, instance_source, schemas_at, CLASSES};
 use airlock_harness::cases::{Case, Expectation, Upstream};
 use airlock_harness::check::{Check, Subject};
 use airlock_harness::corpus::Corpus;

@@ -145,7 +145,6 @@ impl Variants<'_, '_, '_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn push_with(
         &mut self,
         location: &str,
@@ -245,7 +244,7 @@ impl Variants<'_, '_, '_> {
     fn duplicate_keys(&mut self) {
         self.class = "lines-duplicate-key";
         for index in 0..self.lines.len() {
-            let Some((key, value)) = self.lines[index].kv.clone() else {
+            let Some((key, _)) = self.lines[index].kv.clone() else {
                 continue;
             };
             let location = self.at(index);
@@ -273,7 +272,6 @@ impl Variants<'_, '_, '_> {
                 let mut lines = self.lines.clone();
                 lines.push(self.line(&key, &token));
                 let body = self.text(&lines);
-                let _ = value;
                 self.push(
                     &location,
                     "again_at_the_end",
@@ -570,8 +568,6 @@ impl Variants<'_, '_, '_> {
             ("cut_short", b"\xe2\x82"),
             ("latin1", b"\xe9"),
         ] {
-            let mut lines = self.lines.clone();
-            lines.remove(index);
             let mut body = format!("{key}{sep}{value}").into_bytes();
             body.extend_from_slice(raw);
             body.extend_from_slice(end.as_bytes());
@@ -760,7 +756,6 @@ impl Variants<'_, '_, '_> {
                     }
                     texts.push(("unknown".into(), "unknown".into()));
                 }
-                Normalise::Rfc3339Utc | Normalise::None => {}
                 _ => {}
             }
             let envelope_at = format!("/data/{}", crate::cases::escape_token(field));
