@@ -197,11 +197,17 @@ fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
             .ok_or("is not one of the table's values"),
         Normalise::Rfc3339Utc => {
             let text = text()?;
-            // RFC 3339 only: a `T` (or `t`/space is not accepted), an offset or `Z`.
+            // RFC 3339 only: a `T` (or `t`/space is not accepted), an offset `±HH:MM` or
+            // `Z` (ISO 8601's `+0100` and `+01` are not RFC 3339).
+            let bytes = text.as_bytes();
+            let offset = bytes.ends_with(b"Z")
+                || (bytes.len() >= 6
+                    && matches!(bytes[bytes.len() - 6], b'+' | b'-')
+                    && bytes[bytes.len() - 3] == b':');
             let time: Timestamp = text
                 .parse()
                 .ok()
-                .filter(|_| text.len() >= 20 && text.as_bytes()[10] == b'T')
+                .filter(|_| text.len() >= 20 && bytes[10] == b'T' && offset)
                 .ok_or("is not an RFC 3339 time")?;
             Ok(Value::String(time.to_string()))
         }
@@ -423,6 +429,19 @@ mod tests {
         );
         assert!(n(&Normalise::Rfc3339Utc, r#""2026-12-03 09:00:00+01:00""#).is_err());
         assert!(n(&Normalise::Rfc3339Utc, r#""Thu 2026-12-03 08:00:00 UTC""#).is_err());
+        // ISO 8601 offsets that RFC 3339 does not allow (found by the harness's
+        // lines-value class: `time:offset_without_colon`).
+        for bad in [
+            r#""2026-12-03T09:00:00+0100""#,
+            r#""2026-12-03T09:00:00+01""#,
+            r#""2026-12-03T09:00:00.5+0100""#,
+        ] {
+            assert!(n(&Normalise::Rfc3339Utc, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            n(&Normalise::Rfc3339Utc, r#""2026-12-03T09:00:00.5-00:30""#),
+            Ok(Value::from("2026-12-03T09:30:00.5Z"))
+        );
         assert_eq!(
             n(&Normalise::Rfc3339FromEpochSeconds, "1764748800"),
             Ok(Value::from("2025-12-03T08:00:00Z"))

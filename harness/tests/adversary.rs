@@ -6,7 +6,7 @@ use airlock_guard::{
     parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage, STRUCTURED_CONTENT,
 };
 use airlock_harness::adapter::GuardAdapter;
-use airlock_harness::adversary::{generate, schema_at, CLASSES, ENVELOPE_ONLY};
+use airlock_harness::adversary::{applies, generate, instance_source, schemas_at, CLASSES};
 use airlock_harness::cases::{Case, Expectation, Upstream};
 use airlock_harness::check::{Check, Subject};
 use airlock_harness::corpus::Corpus;
@@ -40,6 +40,15 @@ fn catalogues() -> Vec<(&'static str, Catalogue)> {
     TOOLS.iter().map(|t| (*t, catalogue(t))).collect()
 }
 
+/// The catalogues of the shipped contracts whose bodies are JSON (a command's output is
+/// text: the JSON classes do not run on it, its lines-* classes do).
+fn json_catalogues() -> Vec<(&'static str, Catalogue)> {
+    catalogues()
+        .into_iter()
+        .filter(|(_, c)| c.kind() != "lines")
+        .collect()
+}
+
 impl Catalogue {
     /// Cases of `class` with a body.
     fn bodies<'a>(&'a self, class: &'a str) -> impl Iterator<Item = (&'a Case, &'a [u8])> {
@@ -50,6 +59,23 @@ impl Catalogue {
                 Upstream::Body(bytes) => Some((c, bytes.as_slice())),
                 Upstream::Transport(_) => None,
             })
+    }
+
+    /// The bytes of the accepted fixture (or generated instance) a case was derived from.
+    fn origin_bytes(&self, case: &Case) -> &[u8] {
+        let name = case.origin.as_deref().unwrap();
+        if let Some(fixture) = self.corpus.fixtures.iter().find(|f| f.name == name) {
+            return &fixture.bytes;
+        }
+        let base = self
+            .cases
+            .iter()
+            .find(|c| c.class == "generated" && c.origin.as_deref() == Some(name))
+            .unwrap();
+        let Upstream::Body(bytes) = &base.upstream else {
+            unreachable!()
+        };
+        bytes
     }
 
     /// The parsed accepted fixture a case was derived from.
@@ -78,6 +104,11 @@ impl Catalogue {
         self.guard.contract().schema().document()
     }
 
+    /// The contract's input kind.
+    fn kind(&self) -> &'static str {
+        self.guard.contract().input().as_str()
+    }
+
     /// Whether the contract is an MCP tool contract (its bodies JSON-RPC messages).
     fn is_mcp(&self) -> bool {
         self.guard.contract().input().mcp().is_some()
@@ -86,7 +117,7 @@ impl Catalogue {
     /// The schemas that apply at a case's location (inside structuredContent for an MCP
     /// tool).
     fn schema_at(&self, location: &str) -> Vec<&Value> {
-        schema_at(self.schema(), self.judged_location(location))
+        schemas_at(self.guard.contract(), self.judged_location(location))
     }
 
     /// A case's location in the value the schema judges.
@@ -111,13 +142,12 @@ impl Catalogue {
     }
 }
 
-/// Whether the shipped contract `tool` is an MCP tool contract.
-fn guard_is_mcp(tool: &str) -> bool {
+/// The input kind of the shipped contract `tool` (`envelope`, `mcp`, `vendor`, `lines`).
+fn report_kind(tool: &str) -> &'static str {
     airlock_guard::Contract::load(contract_dir(tool))
         .unwrap()
         .input()
-        .mcp()
-        .is_some()
+        .as_str()
 }
 
 /// The part of a case id after `#`.
@@ -292,7 +322,7 @@ fn every_canary_is_planted_verbatim_in_the_body_an_adapter_could_echo() {
 
 #[test]
 fn every_duplicate_member_case_fails_to_parse_on_a_duplicate_of_its_own_member_name() {
-    for (tool, catalogue) in catalogues() {
+    for (tool, catalogue) in json_catalogues() {
         let mut escaped = 0;
         for (case, body) in catalogue.bodies("duplicate_member") {
             let error = parse(body, catalogue.max_depth())
@@ -323,6 +353,17 @@ fn every_oversize_body_exceeds_max_bytes_and_is_valid_json_once_trailing_whitesp
         let mut n = 0;
         for (case, body) in catalogue.bodies("oversize") {
             assert!(body.len() as u64 > max_bytes, "{tool}: {}", case.id);
+            if catalogue.kind() == "lines" {
+                // A command's output followed by filler lines: its fixture, then more.
+                let base = catalogue.origin_bytes(case);
+                assert!(
+                    !base.is_empty() && body.starts_with(base),
+                    "{tool}: {}",
+                    case.id
+                );
+                n += 1;
+                continue;
+            }
             let trimmed = body.trim_ascii_end();
             assert!(trimmed.len() as u64 <= max_bytes, "{tool}: {}", case.id);
             parse(trimmed, catalogue.max_depth())
@@ -335,7 +376,7 @@ fn every_oversize_body_exceeds_max_bytes_and_is_valid_json_once_trailing_whitesp
 
 #[test]
 fn every_byte_level_case_built_to_be_rejected_is_rejected_by_the_guard_at_the_parse_stage() {
-    for (tool, catalogue) in catalogues() {
+    for (tool, catalogue) in json_catalogues() {
         for class in ["raw_bytes", "bad_string_bytes", "number_edge"] {
             let mut n = 0;
             for (case, body) in catalogue.bodies(class) {
@@ -425,7 +466,7 @@ fn string_bytes_and_number_edges_fail_to_parse_for_the_reason_their_name_gives()
 
 #[test]
 fn raw_body_truncations_end_just_after_a_structural_byte_and_are_at_most_32_per_fixture() {
-    for (tool, catalogue) in catalogues() {
+    for (tool, catalogue) in json_catalogues() {
         let mut per_fixture: BTreeMap<&str, usize> = BTreeMap::new();
         for (case, body) in catalogue.bodies("raw_bytes") {
             if suffix(case) != "truncated" {
@@ -521,7 +562,13 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
                 enums += 1;
             }
         }
-        // An MCP tool's structuredContent names no tool: no constant to swap.
+        // An MCP tool's structuredContent names no tool: no constant to swap. A vendor
+        // document's schema has no enum (the contract's enum is filled through a table)
+        // and a command's output is text (lines-value varies enum members there).
+        if catalogue.kind() == "vendor" || catalogue.kind() == "lines" {
+            assert_eq!((enums, consts), (0, 0), "{tool}");
+            continue;
+        }
         assert!(
             enums > 0 && (consts > 0 || catalogue.is_mcp()),
             "{tool}: {enums} enum, {consts} const"
@@ -531,8 +578,12 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
 
 #[test]
 fn the_tool_const_is_swapped_for_another_shipped_tools_name() {
-    // An MCP tool's structuredContent names no tool.
-    for (tool, catalogue) in catalogues().into_iter().filter(|(_, c)| !c.is_mcp()) {
+    // An MCP tool's structuredContent names no tool, nor does a vendor document or a
+    // command's output (the guard writes the tool into the envelope it builds).
+    for (tool, catalogue) in catalogues()
+        .into_iter()
+        .filter(|(_, c)| c.kind() == "envelope")
+    {
         let swapped: BTreeSet<String> = catalogue
             .bodies("enum_neighbour")
             .filter(|(c, _)| c.location == "/tool")
@@ -549,7 +600,7 @@ fn the_tool_const_is_swapped_for_another_shipped_tools_name() {
 
 #[test]
 fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
-    for (tool, catalogue) in catalogues() {
+    for (tool, catalogue) in json_catalogues() {
         let mut n = 0;
         for (case, body) in catalogue.bodies("pattern_neighbour") {
             assert!(
@@ -667,7 +718,11 @@ fn keywords(diagnostic: &airlock_guard::Diagnostic) -> Vec<String> {
 #[test]
 fn upstream_failures_are_six_failure_envelopes_answering_the_default_request() {
     // An MCP message is no envelope: its failures are mcp-is-error and mcp-jsonrpc-error.
-    for (tool, catalogue) in catalogues().into_iter().filter(|(_, c)| !c.is_mcp()) {
+    // Only an envelope upstream writes failure envelopes.
+    for (tool, catalogue) in catalogues()
+        .into_iter()
+        .filter(|(_, c)| c.kind() == "envelope")
+    {
         let mut pairs = BTreeSet::new();
         for (case, body) in catalogue.bodies("upstream_failure") {
             assert!(case.origin.is_none(), "{}", case.id);
@@ -706,13 +761,19 @@ fn the_guard_in_process_passes_clean_on_the_whole_catalogue_of_each_shipped_cont
             .unwrap();
         report.assert_clean();
         let contract = &report.contracts[0];
-        let mcp = guard_is_mcp(tool);
+        let kind = report_kind(tool);
         for (class, _) in CLASSES {
             if contract.classes.contains_key(*class) {
                 continue;
             }
-            // The mcp-* classes run on MCP contracts only, the envelope-only ones never.
-            if (class.starts_with("mcp-") && !mcp) || (mcp && ENVELOPE_ONLY.contains(class)) {
+            // The kind's own classes run on its contracts only, the envelope-only ones on
+            // envelopes only, a command's output gets its lines-* classes and few others.
+            if !applies(class, kind) {
+                continue;
+            }
+            // A vendor document's schema has no enum here (the contract's `state` enum is
+            // filled through a table: vendor-coerce varies it).
+            if kind == "vendor" && *class == "enum_neighbour" {
                 continue;
             }
             // Classes a contract has nothing for (no date-time member, no array, no
@@ -801,17 +862,15 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
             "{tool}: only {} instances",
             instances.len()
         );
-        let mcp = contract.input().mcp().is_some();
+        let kind = contract.input().as_str();
         for instance in &instances {
-            // An MCP tool's instance is its structuredContent, judged inside a response.
-            let body = if mcp {
-                serde_json::json!({"jsonrpc": "2.0", "id": request.jsonrpc_id, "result": {
-                    "content": [{"type": "text", "text": instance.to_string()}],
-                    "structuredContent": instance}})
-            } else {
-                instance.clone()
+            // An MCP tool's instance is its structuredContent, judged inside a response;
+            // a vendor contract's and a command's are written back as the mapping's source.
+            let body = match instance_source(contract, request, instance).unwrap() {
+                Value::String(text) if kind == "lines" => text.into_bytes(),
+                body => body.to_string().into_bytes(),
             };
-            let admission = subject.guard.admit(request, body.to_string().as_bytes());
+            let admission = subject.guard.admit(request, &body);
             assert!(
                 admission.is_admitted(),
                 "{tool}: {instance} ({:?})",
@@ -822,7 +881,8 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
             .iter()
             .filter_map(|i| i["outcome"].as_str())
             .collect();
-        if !mcp {
+        // The guard builds a vendor contract's or a command's envelope: always a success.
+        if kind == "envelope" {
             assert_eq!(outcomes, BTreeSet::from(["success", "failure"]), "{tool}");
         }
         assert_eq!(
@@ -838,7 +898,7 @@ fn instances_generated_from_the_schema_are_admitted_deterministic_and_cover_both
 
 #[test]
 fn every_re_encoding_is_admitted_with_exactly_its_origins_agent_value() {
-    for (tool, catalogue) in catalogues() {
+    for (tool, catalogue) in json_catalogues() {
         let mut n = 0;
         for (case, body) in catalogue.bodies("reencoding") {
             let origin = serde_json::to_vec(&catalogue.origin(case)).unwrap();

@@ -271,3 +271,57 @@ fn an_adapter_leaking_error_text_and_unknown_members_is_caught() {
     let out = airlock(&["check", "--replay", &reproducer], b"");
     assert_eq!(out.status.code(), Some(0), "the guard passes the same case");
 }
+
+#[test]
+fn a_lenient_vendor_adapter_forwarding_unmapped_members_is_caught_in_the_vendor_classes() {
+    let (code, report, _dir) = script_on("ci_pipeline_status", "vendor_leak.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    let found = finding_classes(&report);
+    for (class, kind) in [
+        // Unmapped members forwarded under data.details carry their canaries.
+        ("vendor-unmapped", "leak"),
+        ("extra_property", "leak"),
+        // A name matched case-insensitively: the look-alike beside it wins, or the
+        // renamed member is still read.
+        ("vendor-near-name", "leak"),
+        ("vendor-near-name", "verdict"),
+        // "7" read as 7, "SUCCESS" as success: admitted where the contract rejects.
+        ("vendor-coerce", "verdict"),
+        // "404 not found" is not the rule's "404 Not Found".
+        ("vendor-failure", "verdict"),
+        // The last duplicate wins.
+        ("duplicate_member", "leak"),
+        ("freshness", "verdict"),
+    ] {
+        assert!(
+            found.contains(&(class.to_owned(), kind.to_owned())),
+            "no {kind} finding in {class}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lax_command_output_reader_is_caught_in_the_lines_classes() {
+    let (code, report, _dir) = script_on("git_branch_head", "lines_lax.py", "5000");
+    assert_eq!(code, Some(1), "{report}");
+    let found = finding_classes(&report);
+    for (class, kind) in [
+        // Banners and warnings skipped instead of refused.
+        ("lines-stray-line", "verdict"),
+        // The last duplicate wins: its canary value reaches the agent.
+        ("lines-duplicate-key", "leak"),
+        ("lines-unknown-key", "verdict"),
+        ("lines-line-ending", "verdict"),
+        ("lines-whitespace", "verdict"),
+        // Colour codes kept in the value (hidden text among them).
+        ("lines-control", "leak"),
+        ("lines-value", "verdict"),
+        ("oversize", "verdict"),
+        ("fixture", "verdict"),
+    ] {
+        assert!(
+            found.contains(&(class.to_owned(), kind.to_owned())),
+            "no {kind} finding in {class}: {found:?}"
+        );
+    }
+}

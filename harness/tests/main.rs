@@ -14,6 +14,7 @@ mod docs;
 mod fixtures;
 mod fuzz;
 mod init;
+mod kinds;
 mod lint;
 mod mcp_import;
 mod mcp_proxy;

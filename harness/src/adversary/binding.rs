@@ -18,7 +18,7 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
     let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
 
     // An MCP message binds its JSON-RPC id instead (mcp-id).
-    if !b.is_mcp() && value.get("request_id").is_some() {
+    if b.is_envelope() && value.get("request_id").is_some() {
         let mut v = value.clone();
         let other = if request.request_id == "req.Mismatch01" {
             "req.Mismatch02"
@@ -39,10 +39,13 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
     }
 
     for (i, check) in b.contract.checks().to_vec().iter().enumerate() {
-        let Some(field_value) = check.field().resolve(value) else {
+        // In a vendor document, the member the mapping fills the checked field from.
+        let Some(location) = b.source_of(check.field().as_str()) else {
             continue;
         };
-        let location = check.field().as_str().to_owned();
+        let Some(field_value) = value.pointer(&location) else {
+            continue;
+        };
         match check {
             CheckSpec::EqualsParam { param, .. } => {
                 let mut r = request.clone();

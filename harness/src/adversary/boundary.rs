@@ -14,7 +14,6 @@ use serde_json::Value;
 use super::{bind_along, Builder};
 use crate::cases::{escape_token, member_pointers, splice, Expectation, Upstream};
 use crate::corpus::Fixture;
-use crate::schema::schema_at;
 
 /// Characters of 1, 2, 3 and 4 UTF-8 bytes (each one code point, the last two UTF-16
 /// units).
@@ -56,14 +55,13 @@ impl Trial {
 
 /// boundary_valid and the one-past neighbours of every member of `value`.
 pub(super) fn boundaries(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
-    let document = b.contract.schema().document().clone();
     let mut widest: Option<(String, usize)> = None;
     for (parent, name) in member_pointers(value) {
         let location = format!("{parent}/{}", escape_token(&name));
         let Some(original) = value.pointer(&location) else {
             continue;
         };
-        let schemas = schema_at(&document, &location);
+        let schemas = b.schemas_at(&location);
         if schemas.is_empty() {
             continue;
         }

@@ -2,7 +2,7 @@
 //! the keywords the contracts use, in any of their dialects), bound to the request and confirmed
 //! admitted by the guard: contracts with few fixtures still get deep coverage.
 
-use airlock_guard::{CheckSpec, Contract, Guard, Request};
+use airlock_guard::{CheckSpec, Contract, Guard, InputKind, Normalise, Request};
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, Just, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -44,17 +44,108 @@ pub fn valid_instances(
         let mut value = tree.current();
         bind(&mut value, contract, request);
         let text = value.to_string();
-        // An MCP tool's instance is its structuredContent: judged inside a response.
-        let body = if contract.input().mcp().is_some() {
-            super::mcp::response(request, &value).to_string()
-        } else {
-            text.clone()
+        // An MCP tool's instance is its structuredContent: judged inside a response; a
+        // vendor contract's or a command's is judged as the source the mapping reads.
+        let Some(body) = source(contract, request, &value) else {
+            continue;
         };
-        if seen.insert(text) && guard.admit(request, body.as_bytes()).is_admitted() {
+        if seen.insert(text)
+            && guard
+                .admit(request, &super::body_bytes(&body))
+                .is_admitted()
+        {
             out.push(value);
         }
     }
     out
+}
+
+/// What the upstream writes for an `instance` of the contract's schema: the instance
+/// itself (an envelope), the message around it (an MCP tool's structuredContent), or the
+/// source the mapping reads its `data` from, each member put back where its mapping takes
+/// it with the normalisation undone (a vendor document; a command's output, as a JSON
+/// string of its text). `None` when the instance has no `data` (a failure envelope) or a
+/// member no mapping fills, or a normalisation cannot be undone.
+pub fn source(contract: &Contract, request: &Request, instance: &Value) -> Option<Value> {
+    let map = match contract.input() {
+        InputKind::Envelope => return Some(instance.clone()),
+        InputKind::Mcp(_) => return Some(super::mcp::response(request, instance)),
+        InputKind::Vendor(vendor) => &vendor.map,
+        InputKind::Lines(lines) => &lines.map,
+        _ => return None,
+    };
+    let data = instance.get("data")?.as_object()?;
+    let mut doc = Value::Object(Map::new());
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if let InputKind::Lines(lines) = contract.input() {
+        if lines.map.is_empty() {
+            for key in &lines.keys {
+                pairs.push((key.clone(), data.get(key)?.as_str()?.to_owned()));
+            }
+            return Some(Value::String(super::lines::write(lines, &pairs)));
+        }
+    }
+    for name in data.keys() {
+        if !map.iter().any(|m| &m.field == name) {
+            return None;
+        }
+    }
+    for mapping in map {
+        let Some(value) = data.get(&mapping.field) else {
+            if mapping.optional {
+                continue;
+            }
+            return None;
+        };
+        let raw = unnormalise(&mapping.normalise, value)?;
+        match contract.input() {
+            InputKind::Lines(_) => {
+                let key = mapping.from.tokens().first()?.clone();
+                pairs.push((key, raw.as_str()?.to_owned()));
+            }
+            _ => {
+                let mut at = &mut doc;
+                let tokens = mapping.from.tokens();
+                let (last, parents) = tokens.split_last()?;
+                for token in parents {
+                    at = at
+                        .as_object_mut()?
+                        .entry(token.clone())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                }
+                at.as_object_mut()?.insert(last.clone(), raw);
+            }
+        }
+    }
+    match contract.input() {
+        InputKind::Lines(lines) => {
+            // In the grammar's declared order.
+            pairs.sort_by_key(|(k, _)| lines.keys.iter().position(|d| d == k));
+            Some(Value::String(super::lines::write(lines, &pairs)))
+        }
+        _ => Some(doc),
+    }
+}
+
+/// The source value that `how` turns into `value`.
+fn unnormalise(how: &Normalise, value: &Value) -> Option<Value> {
+    Some(match how {
+        Normalise::IntegerFromString => Value::String(value.as_i64()?.to_string()),
+        Normalise::Table(table) => Value::String(
+            table
+                .iter()
+                .find(|(_, v)| *v == value)
+                .map(|(k, _)| k.clone())?,
+        ),
+        Normalise::Rfc3339FromEpochSeconds => Value::from(
+            value
+                .as_str()?
+                .parse::<airlock_guard::jiff::Timestamp>()
+                .ok()?
+                .as_second(),
+        ),
+        _ => value.clone(),
+    })
 }
 
 /// Make an instance answer `request`: its id, the values parameter checks compare with,

@@ -5,7 +5,7 @@
 //! limits, request-id and binding mismatches); once per contract the upstream failure
 //! envelopes and the transport errors; then seeded random mutation chains.
 
-use airlock_guard::{CheckSpec, Contract, Request, TransportError};
+use airlock_guard::{CheckSpec, Contract, InputKind, Normalise, Request, TransportError};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -17,18 +17,20 @@ mod boundary;
 mod bytes;
 mod generated;
 mod limits;
+mod lines;
 mod mcp;
 mod members;
 mod neighbours;
 mod random;
 mod reencode;
 mod shapes;
+mod vendor;
 mod write;
 
 /// Kept here for the modules that found it here first.
 pub use crate::schema::schema_at;
 
-pub use generated::valid_instances;
+pub use generated::{source as instance_source, valid_instances};
 pub use write::{write_variants, MutateOptions};
 
 /// Every class the adversary produces, with what it does.
@@ -66,11 +68,54 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("mcp-content-kinds", "MCP: an image, audio, resource_link, resource block (canary) added (refused unless the contract allows the kind), a block of an unknown type"),
     ("mcp-structured-missing", "MCP: structuredContent missing while the text block carries the JSON; structuredContent null, an array, a string holding the JSON"),
     ("mcp-jsonrpc-error", "MCP: a JSON-RPC error (canary in message and data), judged a transport failure; malformed error objects (code a string or a fraction, message missing or not a string, an extra member, error null or an array)"),
+    ("lines-stray-line", "lines: a login banner, a warning, a comment (canary each), a blank line, spaces, the separator alone (canary), before, between and after the declared lines"),
+    ("lines-duplicate-key", "lines: every key written twice, the original first and last with a differing canary value, with the same value, again at the end"),
+    ("lines-missing-key", "lines: every line removed, one at a time"),
+    ("lines-unknown-key", "lines: a canary key and value; every key spelled with a Unicode look-alike, re-cased, with a space before the separator or a leading space, in place of the key and beside it (canary value)"),
+    ("lines-line-ending", "lines: the other line ending everywhere and once, lone CR, a CR overwriting the value (canary), no final line ending, LF CR, the final line ending twice"),
+    ("lines-whitespace", "lines: a space, tab, no-break space after every value, a space or ideographic space before it, a value of spaces"),
+    ("lines-control", "lines: ANSI colour around a value, hidden text (canary), an OSC title (canary), NUL (and a canary after it), BEL, backspace overwriting a canary, DEL, C1 CSI, form feed, vertical tab; ESC first, NUL last"),
+    ("lines-encoding", "lines: a BOM, UTF-16LE with and without its BOM, invalid UTF-8 in a value (a stray byte, an over-long /, an encoded surrogate, a character cut short, Latin-1)"),
+    ("lines-long-line", "lines: every line exactly max_line_bytes long (the reference decides), one byte past, a 4-byte character crossing the limit"),
+    ("lines-separator", "lines: the other separator (= or ': ') everywhere and per line, ' = ', ':' without space, doubled, none, a tab"),
+    ("lines-value", "lines: every value a canary, injected instructions (canary), empty; by the mapping's normalisation: leading zero, + sign, fraction, exponent, hex, -0, past 2^53, non-ASCII digits; table keys re-cased, title-cased, a table value; upper case and non-ASCII letters for lower-casing; times as date-time neighbours, epoch seconds, git's default format, RFC 2822, offset without colon; by the contract schema: pattern and enum neighbours, one past maxLength"),
+    ("vendor-unmapped", "vendor: every member no mapping or failure rule reads set to a canary (admitted by an open vendor schema; never in the agent value)"),
+    ("vendor-near-name", "vendor: every mapped member's name re-cased, title-cased, padded, with a look-alike letter, as camelCase, in place of the member (the mapping fails closed) and beside it with a canary value; the member renamed to a canary name"),
+    ("vendor-coerce", "vendor: every mapped value in a type a normalisation might coerce: an integer as a decimal or fraction string, raw 7.0 and 7e0; a table key upper-, title-cased, padded, or a table value; a time as epoch seconds (number, string, milliseconds) or with a space for T; an array holding the value (and a canary), an object holding it (and a canary), null, true"),
+    ("vendor-failure", "vendor: every failure rule's member beside a document it does not match (its value, or a canary); where it matches, its value re-cased, upper-cased, padded, a prefix, with a canary, a number, null, an array; a failure document also carrying every mapped member (canaries)"),
 ];
 
-/// The classes that do not run on an MCP tool contract: their subject is the envelope
-/// (its request_id, its failure shape), which an MCP message does not have.
+/// The classes that run on envelope contracts only: their subject is the envelope (its
+/// request_id, its failure shape), which an MCP message, a vendor document or a command's
+/// output does not have.
 pub const ENVELOPE_ONLY: &[&str] = &["request_id_mismatch", "upstream_failure"];
+
+/// The classes that run on a `lines` contract (a command's output is text: the JSON
+/// classes have nothing to vary in it); the `lines-*` classes run there only.
+pub const LINES_CLASSES: &[&str] = &[
+    "fixture",
+    "generated",
+    "oversize",
+    "binding_mismatch",
+    "freshness",
+    "transport_error",
+    "random_mutation",
+];
+
+/// Whether `class` runs on contracts whose input is `kind` (`envelope`, `mcp`, `vendor`,
+/// `lines`): the prefixed classes on their own kind, [`ENVELOPE_ONLY`] on envelopes, a
+/// `lines` contract only [`LINES_CLASSES`] and its own.
+pub fn applies(class: &str, kind: &str) -> bool {
+    for prefix in ["mcp", "vendor", "lines"] {
+        if class.starts_with(&format!("{prefix}-")) {
+            return kind == prefix;
+        }
+    }
+    if ENVELOPE_ONLY.contains(&class) {
+        return kind == "envelope";
+    }
+    kind != "lines" || LINES_CLASSES.contains(&class)
+}
 
 struct Builder<'a> {
     seed: u64,
@@ -83,7 +128,7 @@ struct Builder<'a> {
     wrap: Option<Value>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
@@ -141,6 +186,32 @@ impl Builder<'_> {
         self.contract.input().mcp().is_some()
     }
 
+    /// Whether the upstream speaks the envelope itself.
+    fn is_envelope(&self) -> bool {
+        matches!(self.contract.input(), InputKind::Envelope)
+    }
+
+    /// The subschemas that judge the member at `location` of the body the classes vary
+    /// (see [`schemas_at`]).
+    fn schemas_at(&self, location: &str) -> Vec<&'a Value> {
+        schemas_at(self.contract, location)
+    }
+
+    /// Where the body the classes vary holds the envelope member at `field` (a check's
+    /// pointer): the pointer itself, or for a vendor contract the source of the mapping
+    /// that fills it (`None` when no mapping does).
+    fn source_of(&self, field: &str) -> Option<String> {
+        let InputKind::Vendor(vendor) = self.contract.input() else {
+            return Some(field.to_owned());
+        };
+        let name = field.strip_prefix("/data/")?;
+        vendor
+            .map
+            .iter()
+            .find(|m| crate::cases::escape_token(&m.field) == name)
+            .map(|m| m.from.as_str().to_owned())
+    }
+
     fn canary(&self, class: &str, origin: &str, location: &str, n: u32) -> String {
         canary(
             self.seed,
@@ -148,6 +219,27 @@ impl Builder<'_> {
             n,
         )
     }
+}
+
+/// The subschemas that judge the member at `location` of the body the classes vary: the
+/// contract's schema (an envelope, an MCP tool's structuredContent), or for a vendor
+/// contract the vendor schema, and where a mapping takes the member as it is (no
+/// normalisation), the contract schema's member it fills too.
+pub fn schemas_at<'a>(contract: &'a Contract, location: &str) -> Vec<&'a Value> {
+    let InputKind::Vendor(vendor) = contract.input() else {
+        return schema_at(contract.schema().document(), location);
+    };
+    let mut out = contract
+        .vendor_schema()
+        .map(|s| schema_at(s.document(), location))
+        .unwrap_or_default();
+    for mapping in &vendor.map {
+        if mapping.from.as_str() == location && mapping.normalise == Normalise::None {
+            let field = format!("/data/{}", crate::cases::escape_token(&mapping.field));
+            out.extend(schema_at(contract.schema().document(), &field));
+        }
+    }
+    out
 }
 
 /// All cases for `contract` with its `corpus`: fixtures, deterministic variants, and
@@ -180,11 +272,18 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
             expect,
         );
     }
+    // A command's output is text: its base is the text itself (a JSON string).
+    let lines = matches!(contract.input(), InputKind::Lines(_));
     let accepted: Vec<(&Fixture, Value)> = corpus
         .fixtures
         .iter()
         .filter(|f| f.kind == FixtureKind::Accepted)
         .filter_map(|f| {
+            if lines {
+                return std::str::from_utf8(&f.bytes)
+                    .ok()
+                    .map(|t| (f, Value::String(t.to_owned())));
+            }
             airlock_guard::parse(&f.bytes, usize::MAX)
                 .ok()
                 .map(|v| (f, v))
@@ -193,7 +292,7 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     for (fixture, value) in &accepted {
         derived(&mut b, fixture, value);
     }
-    if !b.is_mcp() {
+    if b.is_envelope() {
         random::upstream_failures(&mut b, corpus);
     }
     for error in TransportError::ALL {
@@ -210,17 +309,17 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     }
     let values = generated::valid_instances(contract, &corpus.request, seed, GENERATED);
     for (n, value) in values.iter().enumerate() {
-        // For an MCP contract the instance is structuredContent: its base is the message.
-        let value = &if b.is_mcp() {
-            mcp::response(&corpus.request, value)
-        } else {
-            value.clone()
+        // The instance as the upstream writes it: for an MCP contract the message around
+        // structuredContent, for a vendor document or a command's output the source the
+        // mapping reads it from.
+        let Some(value) = &generated::source(contract, &corpus.request, value) else {
+            continue;
         };
         let fixture = Fixture {
             kind: FixtureKind::Accepted,
             path: std::path::PathBuf::new(),
             name: format!("generated_{n}"),
-            bytes: serde_json::to_vec(value).unwrap_or_default(),
+            bytes: body_bytes(value),
             request: corpus.request.clone(),
             expect: Expect::Accept,
         };
@@ -245,11 +344,28 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
 pub const GENERATED: usize = 3;
 
 fn derived(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
-    if b.is_mcp() {
-        mcp::derived(b, fixture, value);
-        return;
+    match b.contract.input() {
+        InputKind::Mcp(_) => mcp::derived(b, fixture, value),
+        InputKind::Lines(_) => {
+            if let Value::String(text) = value {
+                lines::derived(b, fixture, text);
+            }
+        }
+        InputKind::Vendor(_) => {
+            classes(b, fixture, value, true);
+            vendor::derived(b, fixture, value);
+        }
+        _ => classes(b, fixture, value, true),
     }
-    classes(b, fixture, value, true);
+}
+
+/// The bytes of a base value: a command's output (a JSON string) is its text, anything
+/// else its compact JSON.
+fn body_bytes(value: &Value) -> Vec<u8> {
+    match value {
+        Value::String(text) => text.clone().into_bytes(),
+        value => serde_json::to_vec(value).unwrap_or_default(),
+    }
 }
 
 /// The classes on `value`: those about the value the schema judges (an envelope, or an

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Builder;
 use crate::cases::{escape_token, member_pointers, Expectation, Upstream};
 use crate::corpus::Fixture;
-use crate::schema::{all_enum_strings, schema_at, strings_of};
+use crate::schema::{all_enum_strings, strings_of};
 
 /// Tool names of the shipped contracts: a const swap uses one that is not this contract's.
 const SHIPPED_TOOLS: [&str; 4] = [
@@ -19,7 +19,7 @@ const SHIPPED_TOOLS: [&str; 4] = [
 /// The date-time neighbours of an RFC 3339 text `s`: `(kind, text, request time)`, the
 /// request time set, a second before it, when the neighbour names another instant (so the
 /// format decides, not freshness).
-fn date_time_neighbours(s: &str) -> Vec<(&'static str, String, Option<String>)> {
+pub(super) fn date_time_neighbours(s: &str) -> Vec<(&'static str, String, Option<String>)> {
     let bytes = s.as_bytes();
     let shaped = s.is_ascii()
         && bytes.len() >= 20
@@ -74,7 +74,7 @@ pub(super) fn schema_neighbours(b: &mut Builder<'_>, fixture: &Fixture, value: &
         let Some(original) = value.pointer(&location) else {
             continue;
         };
-        let schemas = schema_at(document, &location);
+        let schemas = b.schemas_at(&location);
         let has = |keyword: &str, wanted: Option<&str>| {
             schemas.iter().any(|schema| {
                 schema

@@ -44,7 +44,9 @@ pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value
     let deterministic = b.cases.len();
     for n in 0..count {
         let (fixture, value) = &accepted[rng.below(accepted.len())];
-        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        let mut bytes = super::body_bytes(value);
+        // A command's output (its base a JSON string) gets its canaries in lines.
+        let text = value.is_string();
         let mut canaries = Vec::new();
         let mut ops = Vec::new();
         let mut request = fixture.request.clone();
@@ -82,6 +84,44 @@ pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value
                 3 => {
                     bytes.truncate(at);
                     ops.push("truncate".into());
+                }
+                4 | 6 if text => {
+                    // A canary line at a line start, or a line's value a canary.
+                    let token = canary(
+                        b.seed,
+                        &format!("{}/random/{n}", b.contract.tool()),
+                        step as u32,
+                    );
+                    let starts: Vec<usize> = std::iter::once(0)
+                        .chain(
+                            bytes
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, c)| **c == b'\n')
+                                .map(|(i, _)| i + 1),
+                        )
+                        .filter(|i| *i < bytes.len())
+                        .collect();
+                    let Some(&start) = starts.get(rng.below(starts.len().max(1))) else {
+                        continue;
+                    };
+                    if rng.below(2) == 0 {
+                        let line = format!("{token}={token}\n");
+                        bytes.splice(start..start, line.bytes());
+                        ops.push("canary_line".into());
+                    } else {
+                        let end = bytes[start..]
+                            .iter()
+                            .position(|c| *c == b'\n')
+                            .map_or(bytes.len(), |p| start + p);
+                        let sep = bytes[start..end]
+                            .iter()
+                            .position(|c| *c == b'=' || *c == b':')
+                            .map_or(end, |p| start + p + 1);
+                        bytes.splice(sep..end, token.bytes());
+                        ops.push("canary_value".into());
+                    }
+                    canaries.push(token);
                 }
                 4 => {
                     // A canary member right after a random '{'.

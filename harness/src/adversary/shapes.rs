@@ -6,7 +6,6 @@ use serde_json::{json, Value};
 use super::Builder;
 use crate::cases::{escape_token, member_pointers, object_pointers, Expectation, Upstream};
 use crate::corpus::Fixture;
-use crate::schema::schema_at;
 
 /// Objects wrapped in an array, and envelopes crossed: a success that also carries an
 /// `error`, a failure that also carries `data`.
@@ -73,7 +72,6 @@ pub(super) fn shapes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
 /// Every non-empty array grown one past its schema's `maxItems`, and far past the byte
 /// limit, by repeating its last item.
 fn arrays(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
-    let document = b.contract.schema().document().clone();
     let max_bytes = usize::try_from(b.contract.limits().max_bytes).unwrap_or(usize::MAX);
     for (parent, name) in member_pointers(value) {
         let pointer = format!("{parent}/{}", escape_token(&name));
@@ -82,7 +80,8 @@ fn arrays(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
         };
         let Some(last) = items.last() else { continue };
         let item_len = serde_json::to_vec(last).map_or(1, |t| t.len() + 1);
-        let max_items = schema_at(&document, &pointer)
+        let max_items = b
+            .schemas_at(&pointer)
             .iter()
             .find_map(|s| s.get("maxItems").and_then(Value::as_u64))
             .and_then(|m| usize::try_from(m).ok());

@@ -31,7 +31,8 @@
 //! ```
 
 use airlock_guard::{
-    parse, sha256_hex, AgentValue, Guard, ParseErrorKind, Pointer, Request, Sha256Digest, Stage,
+    parse, sha256_hex, AgentValue, Guard, InputKind, Mapping, Normalise, ParseErrorKind, Pointer,
+    Request, Sha256Digest, Stage,
 };
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Map, Value};
@@ -243,9 +244,17 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
     }
     let depth = contract.limits().max_depth;
     let mcp = contract.input().mcp().is_some();
+    if let Some(data) = agent.data() {
+        // A vendor document's or a command's output: every member of the agent's data
+        // is a mapped member's own value, normalised as declared; nothing else.
+        mapped_only(contract.input(), read, data.iter())?;
+    }
+    let mapped = matches!(contract.input(), InputKind::Vendor(_) | InputKind::Lines(_));
     // What the schema judges: the body, or an MCP message's structuredContent (written
-    // out again to be judged in place too).
+    // out again to be judged in place too). A vendor document or a command's output is
+    // not what the contract schema judges (the envelope the guard builds from it is).
     let judged: Option<(Value, Option<Vec<u8>>)> = match parse(bytes, depth) {
+        _ if mapped => None,
         Ok(value) if !mcp => {
             let whole = (read.len() == bytes.len()).then(|| bytes.to_vec());
             Some((value, whole))
@@ -302,6 +311,98 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
             "admitted_with_diagnostic",
             "admitted at {} with a diagnostic",
             audit.stage()
+        );
+    }
+    Ok(())
+}
+
+/// The `mapped_only` invariant: every member of the agent's `data` (from a vendor
+/// document or a command's output, `body` as read) is filled by a mapping, and is the
+/// value at its source, normalised as declared. Read independently of the guard: the
+/// document with [`parse`], a command's output by finding the key's line in the text.
+fn mapped_only<'v>(
+    input: &InputKind,
+    body: &[u8],
+    data: impl IntoIterator<Item = (&'v str, &'v Value)>,
+) -> Result<(), Violation> {
+    let (map, identity): (&[Mapping], Vec<Mapping>) = match input {
+        InputKind::Vendor(vendor) => (&vendor.map, Vec::new()),
+        InputKind::Lines(lines) if lines.map.is_empty() => (
+            &[],
+            lines
+                .keys
+                .iter()
+                .filter_map(|k| {
+                    Some(Mapping {
+                        field: k.clone(),
+                        from: Pointer::parse(&format!("/{}", crate::cases::escape_token(k)))
+                            .ok()?,
+                        normalise: Normalise::None,
+                        optional: false,
+                    })
+                })
+                .collect(),
+        ),
+        InputKind::Lines(lines) => (&lines.map, Vec::new()),
+        _ => return Ok(()),
+    };
+    let map = if identity.is_empty() { map } else { &identity };
+    let source = |mapping: &Mapping| -> Option<Value> {
+        match input {
+            InputKind::Lines(lines) => {
+                let text = std::str::from_utf8(body).ok()?;
+                let key = mapping.from.tokens().first()?;
+                let ending = match lines.line_ending {
+                    airlock_guard::LineEnding::Lf => "\n",
+                    airlock_guard::LineEnding::CrLf => "\r\n",
+                };
+                let prefix = format!("{key}{}", lines.separator);
+                text.split(ending)
+                    .find_map(|line| line.strip_prefix(&prefix))
+                    .map(|v| Value::String(v.to_owned()))
+            }
+            _ => mapping
+                .from
+                .resolve(&parse(body, usize::MAX).ok()?)
+                .cloned(),
+        }
+    };
+    for (name, value) in data {
+        let Some(mapping) = map.iter().find(|m| m.field == name) else {
+            return Err(Violation::new(
+                "agent_member_not_mapped",
+                format!("the agent's data has {name:?}, which no mapping fills"),
+            ));
+        };
+        let found = source(mapping);
+        let text = found.as_ref().and_then(Value::as_str);
+        let same_time = |a: &str, b: &Value| {
+            let t = |s: &str| s.parse::<airlock_guard::jiff::Timestamp>().ok();
+            t(a).is_some() && t(a) == b.as_str().and_then(t)
+        };
+        let derived = match &mapping.normalise {
+            Normalise::None => found.as_ref() == Some(value),
+            Normalise::IntegerFromString => {
+                text.is_some_and(|t| value.as_i64().is_some_and(|n| n.to_string() == t))
+            }
+            Normalise::Lowercase => {
+                text.is_some_and(|t| value.as_str() == Some(t.to_ascii_lowercase().as_str()))
+            }
+            Normalise::Table(table) => text.and_then(|t| table.get(t)) == Some(value),
+            Normalise::Rfc3339Utc => text.is_some_and(|t| same_time(t, value)),
+            Normalise::Rfc3339FromEpochSeconds => found
+                .as_ref()
+                .and_then(Value::as_i64)
+                .and_then(|n| airlock_guard::jiff::Timestamp::from_second(n).ok())
+                .is_some_and(|t| same_time(&t.to_string(), value)),
+            _ => false,
+        };
+        ensure!(
+            derived,
+            "agent_value_not_from_the_mapping",
+            "the agent's data.{name} is {value}, its source {} holds {}",
+            mapping.from,
+            found.map_or_else(|| "nothing".to_owned(), |v| v.to_string())
         );
     }
     Ok(())
@@ -400,6 +501,9 @@ const TOKENS: &[&[u8]] = &[
     b"\xc0\x80",
     b"\n",
     b"/*",
+    b"\r\n",
+    b"\x1b[31m",
+    b"=",
 ];
 
 /// A structure-aware input: a base variant and the edits applied to it.
@@ -820,6 +924,52 @@ pub fn artifact_path(dir: &Path, finding: &Finding) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_data_not_from_the_mapping_is_a_violation() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let load = |tool: &str| airlock_guard::Contract::load(root.join("schemas").join(tool));
+        let vendor = load("ci_pipeline_status").unwrap();
+        let body =
+            std::fs::read(root.join("corpora/ci_pipeline_status/accepted/running_compact.json"))
+                .unwrap();
+        let check = |input: &InputKind, body: &[u8], data: &[(&str, Value)]| {
+            mapped_only(input, body, data.iter().map(|(k, v)| (*k, v))).map_err(|v| v.invariant)
+        };
+        let ok = [
+            ("pipeline_id", Value::from(46)),
+            ("state", Value::from("running")),
+            ("observed_at", Value::from("2026-12-03T07:32:35.169Z")),
+        ];
+        assert_eq!(check(vendor.input(), &body, &ok), Ok(()));
+        for (data, invariant) in [
+            (
+                ("pipeline_id", Value::from(47)),
+                "agent_value_not_from_the_mapping",
+            ),
+            (
+                ("state", Value::from("succeeded")),
+                "agent_value_not_from_the_mapping",
+            ),
+            (("web_url", Value::from("x")), "agent_member_not_mapped"),
+        ] {
+            assert_eq!(check(vendor.input(), &body, &[data]), Err(invariant));
+        }
+        let lines = load("git_branch_head").unwrap();
+        let body = b"ref=refs/heads/main\nobjectname=ab\ncommitterdate=2026-12-03T08:00:00+01:00\n";
+        let time = ("committed_at", Value::from("2026-12-03T07:00:00Z"));
+        assert_eq!(check(lines.input(), body, &[time]), Ok(()));
+        let later = ("committed_at", Value::from("2026-12-03T08:00:00Z"));
+        assert_eq!(
+            check(lines.input(), body, &[later]),
+            Err("agent_value_not_from_the_mapping")
+        );
+        let other = ("commit", Value::from("ab "));
+        assert_eq!(
+            check(lines.input(), body, &[other]),
+            Err("agent_value_not_from_the_mapping")
+        );
+    }
 
     #[test]
     fn the_body_artifact_of_a_hostile_tool_name_stays_inside_the_artifacts_folder() {

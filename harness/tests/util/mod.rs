@@ -11,7 +11,7 @@ pub fn root() -> PathBuf {
 }
 
 /// The shipped example contracts.
-pub const TOOLS: [&str; 7] = [
+pub const TOOLS: [&str; 9] = [
     "review_status",
     "job_run_status",
     "deploy_status",
@@ -19,6 +19,8 @@ pub const TOOLS: [&str; 7] = [
     "quota_usage",
     "package_vulnerabilities",
     "change_review",
+    "ci_pipeline_status",
+    "git_branch_head",
 ];
 
 /// A shipped contract's folder.
