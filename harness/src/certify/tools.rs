@@ -62,7 +62,7 @@ impl std::error::Error for ToolsListError {}
 ///
 /// # Errors
 ///
-/// A file that cannot be read, is larger than [`MAX_TOOLS_LIST_BYTES`], is not strict
+/// A file that cannot be read, is larger than `MAX_TOOLS_LIST_BYTES` (16 MiB), is not strict
 /// JSON, is not a `tools/list` answer, or holds a schema that does not compile.
 pub fn certify_tools_lists(old: &Path, new: &Path) -> Result<ToolsCertificate, ToolsListError> {
     let (o, n) = (read(old)?, read(new)?);

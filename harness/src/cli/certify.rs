@@ -26,7 +26,7 @@ pub struct CertifyArgs {
     /// The contract folder.
     #[arg(long, conflicts_with = "tools_list")]
     contract: Option<PathBuf>,
-    /// The contract's corpus folder [default: corpora/<tool> beside schemas/<tool>].
+    /// The contract's corpus folder (default: `corpora/<tool>` beside `schemas/<tool>`).
     #[arg(long, value_name = "DIR", requires = "contract")]
     corpus: Option<PathBuf>,
     /// Two saved MCP tools/list answers, old then new: every tool certified (output

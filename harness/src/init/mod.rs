@@ -5,7 +5,7 @@
 //! binding checks are proposed where a value equals a request parameter; the samples
 //! become accepted fixtures and the adversary's deterministic variants, each confirmed
 //! rejected, the near misses. Near misses the user gives (`--near-miss`) teach what the
-//! samples cannot show ([`learn`]): each one the scaffold still admits names a bound, a
+//! samples cannot show (`learn.rs`): each one the scaffold still admits names a bound, a
 //! shape, a condition or a freshness window, kept only when the guard then rejects it and
 //! still admits every sample. What was guessed is listed for review.
 
