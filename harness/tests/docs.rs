@@ -341,3 +341,38 @@ fn the_python_adapter_of_the_exec_protocol_page_passes_airlock_check() {
     );
     assert!(stdout.contains("clean:"), "{stdout}");
 }
+
+/// The CI templates a team copies use only flags `airlock` has: each `airlock SUB ...`
+/// command of `ci/*.yml` (continued over `\` line ends) is checked against `SUB --help`.
+#[test]
+fn the_ci_templates_use_only_flags_airlock_has() {
+    let mut checked = 0;
+    for name in ["ci/adapter-crate.yml", "ci/adapter-crate-matrix.yml"] {
+        let text = read(name);
+        // Join shell continuations so a command's flags stay together.
+        let joined = text.replace("\\\n", " ");
+        for line in joined.lines() {
+            let Some(at) = line.find("airlock ") else {
+                continue;
+            };
+            let mut words = line[at + "airlock ".len()..].split_whitespace();
+            let Some(sub) = words.next() else { continue };
+            if !["check", "fuzz", "lint", "certify"].contains(&sub) {
+                continue;
+            }
+            let known = help_flags(&[sub]);
+            for word in words.filter(|w| w.starts_with("--")) {
+                let flag = word.split('=').next().unwrap();
+                assert!(
+                    known.contains(flag),
+                    "{name}: `airlock {sub}` has no flag {flag} (line: {line})"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 3,
+        "found only {checked} airlock commands in the ci/ templates"
+    );
+}
