@@ -95,31 +95,7 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                 else {
                     continue;
                 };
-                let one = airlock_guard::jiff::SignedDuration::from_secs(1);
-                let edges = [
-                    (
-                        "just_stale",
-                        time.checked_add(*max_age + one),
-                        Expectation::Reject,
-                    ),
-                    (
-                        "edge_max_age",
-                        time.checked_add(*max_age),
-                        Expectation::Reference,
-                    ),
-                    (
-                        "just_future",
-                        time.checked_sub(*max_skew + one),
-                        Expectation::Reject,
-                    ),
-                    (
-                        "edge_max_skew",
-                        time.checked_sub(*max_skew),
-                        Expectation::Reference,
-                    ),
-                ];
-                for (name, now, expect) in edges {
-                    let Ok(now) = now else { continue };
+                for (name, now, expect) in freshness_edges(time, *max_age, *max_skew) {
                     let mut r = request.clone();
                     r.now = now;
                     b.push(
@@ -247,4 +223,39 @@ fn near_misses(
         }
         push(format!("param_{kind}:{param}"), &r, body.clone());
     }
+}
+
+/// The request times on either side of a `fresh` check's bounds for a field holding
+/// `time`: one second past `max_age` (stale) and exactly at it, one second beyond
+/// `max_skew` in the future and exactly at it. Times out of range are left out.
+pub(crate) fn freshness_edges(
+    time: airlock_guard::jiff::Timestamp,
+    max_age: airlock_guard::jiff::SignedDuration,
+    max_skew: airlock_guard::jiff::SignedDuration,
+) -> impl Iterator<Item = (&'static str, airlock_guard::jiff::Timestamp, Expectation)> {
+    let one = airlock_guard::jiff::SignedDuration::from_secs(1);
+    [
+        (
+            "just_stale",
+            time.checked_add(max_age + one),
+            Expectation::Reject,
+        ),
+        (
+            "edge_max_age",
+            time.checked_add(max_age),
+            Expectation::Reference,
+        ),
+        (
+            "just_future",
+            time.checked_sub(max_skew + one),
+            Expectation::Reject,
+        ),
+        (
+            "edge_max_skew",
+            time.checked_sub(max_skew),
+            Expectation::Reference,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, now, expect)| Some((name, now.ok()?, expect)))
 }

@@ -973,30 +973,9 @@ impl Variants<'_, '_, '_> {
                         continue;
                     };
                     self.class = "freshness";
-                    let one = airlock_guard::jiff::SignedDuration::from_secs(1);
-                    for (name, now, expect) in [
-                        (
-                            "just_stale",
-                            time.checked_add(*max_age + one),
-                            Expectation::Reject,
-                        ),
-                        (
-                            "edge_max_age",
-                            time.checked_add(*max_age),
-                            Expectation::Reference,
-                        ),
-                        (
-                            "just_future",
-                            time.checked_sub(*max_skew + one),
-                            Expectation::Reject,
-                        ),
-                        (
-                            "edge_max_skew",
-                            time.checked_sub(*max_skew),
-                            Expectation::Reference,
-                        ),
-                    ] {
-                        let Ok(now) = now else { continue };
+                    for (name, now, expect) in
+                        super::binding::freshness_edges(time, *max_age, *max_skew)
+                    {
                         let mut r = self.fixture.request.clone();
                         r.now = now;
                         self.push_with(&location, name, &r, text.into(), vec![], expect);

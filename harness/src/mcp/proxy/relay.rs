@@ -57,9 +57,11 @@ pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in:
             break;
         }
     }
+    // The supervisor learns first that the client closed: the server's exit that closing
+    // its stdin causes is then the client's doing, not a crash (no race to exit 4).
+    let _ = shared.events.send(Event::ClientEof);
     // Closing the server's stdin asks it to exit.
     drop(server_in);
-    let _ = shared.events.send(Event::ClientEof);
 }
 
 /// One line from the client: `true` when it is forwarded.
