@@ -189,6 +189,9 @@ fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
             if !text.is_ascii() {
                 return Err("is not ASCII (lower-casing it could make a look-alike)");
             }
+            if !text.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+                return Err("holds a control character");
+            }
             Ok(Value::String(text.to_ascii_lowercase()))
         }
         Normalise::Table(table) => table
@@ -197,30 +200,92 @@ fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
             .ok_or("is not one of the table's values"),
         Normalise::Rfc3339Utc => {
             let text = text()?;
-            // RFC 3339 only: a `T` (or `t`/space is not accepted), an offset `±HH:MM` or
-            // `Z` (ISO 8601's `+0100` and `+01` are not RFC 3339).
-            let bytes = text.as_bytes();
-            let offset = bytes.ends_with(b"Z")
-                || (bytes.len() >= 6
-                    && matches!(bytes[bytes.len() - 6], b'+' | b'-')
-                    && bytes[bytes.len() - 3] == b':');
-            let time: Timestamp = text
-                .parse()
-                .ok()
-                .filter(|_| text.len() >= 20 && bytes[10] == b'T' && offset)
-                .ok_or("is not an RFC 3339 time")?;
-            Ok(Value::String(time.to_string()))
+            if !is_rfc3339(text) {
+                return Err("is not an RFC 3339 time");
+            }
+            let time: Timestamp = text.parse().map_err(|_| "is not a valid time")?;
+            utc(time)
         }
         Normalise::Rfc3339FromEpochSeconds => {
             let Node::Number(n) = value else {
                 return Err("is not an integer");
             };
             let seconds = n.as_i64().ok_or("is not an integer")?;
-            Timestamp::from_second(seconds)
-                .map(|t| Value::String(t.to_string()))
-                .map_err(|_| "is out of range for a time")
+            let time = Timestamp::from_second(seconds).map_err(|_| "is out of range for a time")?;
+            utc(time)
         }
     }
+}
+
+/// `time` written as RFC 3339 in UTC; refused when its UTC year is outside 0001–9999
+/// (RFC 3339 has four-digit years only).
+fn utc(time: Timestamp) -> Result<Value, &'static str> {
+    // 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in seconds since the epoch.
+    if !(-62_135_596_800..253_402_300_800).contains(&time.as_second()) {
+        return Err("is outside the years 0001-9999 in UTC");
+    }
+    Ok(Value::String(time.to_string()))
+}
+
+/// RFC 3339's `date-time`, strictly: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to
+/// 9 digits, and `Z` or `±HH:MM` (hours 00–23, minutes 00–59). Upper-case `T` and `Z`
+/// only; no leap second (`:60` cannot be written in UTC without losing it); ISO 8601's
+/// other spellings (`T0832`, `+0100`, `+01`, `,5`) are refused. The calendar (month
+/// lengths, leap years) is left to the parser.
+fn is_rfc3339(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range.clone())
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+    };
+    let two = |at: usize| u32::from(b[at] - b'0') * 10 + u32::from(b[at + 1] - b'0');
+    let shape = b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape || two(11) > 23 || two(14) > 59 || two(17) > 59 {
+        return false;
+    }
+    let mut at = 19;
+    if b[at] == b'.' {
+        let end = b[at + 1..]
+            .iter()
+            .position(|c| !c.is_ascii_digit())
+            .map_or(b.len(), |n| at + 1 + n);
+        if !(1..=9).contains(&(end - at - 1)) {
+            return false;
+        }
+        at = end;
+    }
+    match &b[at..] {
+        [b'Z'] => true,
+        [b'+' | b'-', _, _, b':', _, _] => {
+            digits(at + 1..at + 3)
+                && digits(at + 4..at + 6)
+                && two(at + 1) <= 23
+                && two(at + 4) <= 59
+        }
+        _ => false,
+    }
+}
+
+/// Characters that change how text reads without being seen: zero-width characters,
+/// bidirectional overrides and isolates (Trojan Source), line and paragraph separators,
+/// the soft hyphen, a byte order mark past the start, interlinear annotations and tag
+/// characters. Command output has no business holding them.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}')
 }
 
 /// Read a command's output under `grammar`: the object of its keys' values (strings, in
@@ -241,11 +306,14 @@ pub(crate) fn read_lines(
         let message = format!("the output is not UTF-8 (byte {})", e.valid_up_to());
         reject("encoding", "", message.clone(), message)
     })?;
-    if let Some(at) = text.find(|c: char| c.is_control() && c != '\n' && c != '\r') {
+    if let Some(at) =
+        text.find(|c: char| (c.is_control() && c != '\n' && c != '\r') || invisible(c))
+    {
         let c = text[at..].chars().next().unwrap_or('\0');
         let what = match c {
             '\u{1b}' => "an ANSI escape",
             '\0' => "a NUL",
+            c if invisible(c) => "an invisible or bidirectional formatting character",
             _ => "a control character",
         };
         let message = format!("the output holds {what} (U+{:04X}) at byte {at}", c as u32);
@@ -389,6 +457,20 @@ mod tests {
             let d = read_lines(&grammar(), body).unwrap_err();
             assert_eq!(d.keyword(), keyword, "{:?}", String::from_utf8_lossy(body));
         }
+        // Invisible and bidirectional formatting characters (found in review: a right-to-left
+        // override, a zero-width space, a line separator, a BOM mid-value).
+        for c in [
+            '\u{202E}',
+            '\u{200B}',
+            '\u{2028}',
+            '\u{FEFF}',
+            '\u{2066}',
+            '\u{E0041}',
+        ] {
+            let body = format!("ActiveState=act{c}ive\nMainPID=1\n");
+            let d = read_lines(&grammar(), body.as_bytes()).unwrap_err();
+            assert_eq!(d.keyword(), "control_character", "U+{:04X}", c as u32);
+        }
         // The Cyrillic look-alike: `MainPІD` is not a declared key.
         let d = read_lines(&grammar(), "ActiveState=a\nMainPІD=1\n".as_bytes()).unwrap_err();
         assert_eq!(d.keyword(), "key");
@@ -438,6 +520,41 @@ mod tests {
         ] {
             assert!(n(&Normalise::Rfc3339Utc, bad).is_err(), "{bad}");
         }
+        // ISO 8601's basic and reduced forms, a comma fraction, offsets out of range, a
+        // leap second, lower case, years that leave RFC 3339 in UTC (found in review).
+        for bad in [
+            r#""2026-12-03T0832+01:00""#,
+            r#""2026-12-03T083235+01:00""#,
+            r#""2026-12-03T08:32+01:00""#,
+            r#""2026-12-03T08:32:35,5+01:00""#,
+            r#""2026-12-03T08:32:35+24:00""#,
+            r#""2026-12-03T08:32:35+01:60""#,
+            r#""2026-12-03T24:00:00Z""#,
+            r#""2016-12-31T23:59:60Z""#,
+            r#""2026-12-03t08:32:35z""#,
+            r#""2026-12-03T08:32:35.Z""#,
+            r#""2026-12-03T08:32:35.1234567890Z""#,
+            r#""0000-01-01T00:00:00+01:00""#,
+            r#""2026-02-30T00:00:00Z""#,
+            r#""2026-12-03T08:32:35Z ""#,
+        ] {
+            assert!(n(&Normalise::Rfc3339Utc, bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            n(
+                &Normalise::Rfc3339Utc,
+                r#""9999-12-30T12:59:59.123456789Z""#
+            ),
+            Ok(Value::from("9999-12-30T12:59:59.123456789Z"))
+        );
+        assert_eq!(
+            n(&Normalise::Rfc3339Utc, r#""0001-01-01T00:30:00+00:30""#),
+            Ok(Value::from("0001-01-01T00:00:00Z"))
+        );
+        assert!(n(&Normalise::Rfc3339FromEpochSeconds, "-62167219201").is_err());
+        assert!(n(&Normalise::Rfc3339FromEpochSeconds, "253402300800").is_err());
+        assert!(n(&Normalise::Lowercase, r#""SUC\u001bCESS""#).is_err());
+        assert!(n(&Normalise::Lowercase, r#""SUC\u0000CESS""#).is_err());
         assert_eq!(
             n(&Normalise::Rfc3339Utc, r#""2026-12-03T09:00:00.5-00:30""#),
             Ok(Value::from("2026-12-03T09:30:00.5Z"))

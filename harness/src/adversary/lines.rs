@@ -785,6 +785,16 @@ impl Variants<'_, '_, '_> {
                         "time:offset_without_colon".into(),
                         time.strftime("%Y-%m-%dT%H:%M:%S+0000").to_string(),
                     ));
+                    // ISO 8601 spellings RFC 3339 lacks, and what UTC cannot hold.
+                    for (kind, format) in [
+                        ("time:basic_time", "%Y-%m-%dT%H%M%S+00:00"),
+                        ("time:no_seconds", "%Y-%m-%dT%H:%M+00:00"),
+                        ("time:comma_fraction", "%Y-%m-%dT%H:%M:%S,5Z"),
+                        ("time:offset_24h", "%Y-%m-%dT%H:%M:%S+24:00"),
+                        ("time:leap_second", "%Y-%m-%dT23:59:60Z"),
+                    ] {
+                        texts.push((kind.into(), time.strftime(format).to_string()));
+                    }
                 }
             }
             if *normalise == Normalise::None {
