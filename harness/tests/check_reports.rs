@@ -282,3 +282,102 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no reason"));
 }
+
+/// Accepted findings stay accepted in every report: JUnit skips them, SARIF suppresses
+/// them, Markdown marks them; rewriting a reviewed baseline keeps its reasons and dates.
+#[test]
+fn baselined_findings_are_accepted_in_every_report_and_a_rewrite_keeps_the_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let baseline = path("baseline.toml");
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--contract",
+            "schemas/deploy_status",
+            "--cases",
+            "0",
+            "--quiet",
+            "--adapter-cmd",
+            &adapter,
+            "--reproducers",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        airlock(&args, b"")
+    };
+    assert_eq!(run(&["--write-baseline", &baseline]).status.code(), Some(1));
+    let reviewed = std::fs::read_to_string(&baseline)
+        .unwrap()
+        .replace("TODO: say why this finding is accepted", "ticket SEC-12")
+        .replacen("expires = \"", "expires = \"2999-01-02\"\n#", 1);
+    // The first entry now expires 2999-01-02 (its old date is commented out).
+    std::fs::write(&baseline, &reviewed).unwrap();
+    let (sarif, junit, markdown) = (path("r.sarif"), path("r.xml"), path("r.md"));
+    let out = run(&[
+        "--baseline",
+        &baseline,
+        "--report",
+        &format!("sarif={sarif}"),
+        "--report",
+        &format!("junit={junit}"),
+        "--report",
+        &format!("markdown={markdown}"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for result in results {
+        assert_eq!(
+            result["suppressions"][0]["justification"], "ticket SEC-12",
+            "{result}"
+        );
+    }
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        junit.contains("<skipped") && !junit.contains("<failure"),
+        "{junit}"
+    );
+    assert!(junit.contains("baselined"), "{junit}");
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(
+        markdown.contains("✅ clean") && markdown.contains("*baselined*"),
+        "{markdown}"
+    );
+
+    // Rewritten over itself: every reviewed reason and date is kept.
+    let out = run(&["--baseline", &baseline, "--write-baseline", &baseline]);
+    assert_eq!(out.status.code(), Some(0));
+    let rewritten = std::fs::read_to_string(&baseline).unwrap();
+    assert!(!rewritten.contains("TODO"), "{rewritten}");
+    assert!(rewritten.contains("ticket SEC-12"), "{rewritten}");
+    assert!(rewritten.contains("2999-01-02"), "{rewritten}");
+
+    // A sharded run cannot write one (it sees only its shard's findings), and two
+    // reports in one file are refused before the run.
+    let out = run(&["--shard", "1/2", "--write-baseline", &path("b2.toml")]);
+    assert_eq!(out.status.code(), Some(2));
+    let same = path("same.out");
+    let out = run(&[
+        "--report",
+        &format!("sarif={same}"),
+        "--report",
+        &format!("junit={same}"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("both name"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -521,7 +521,13 @@ fn progress_is_drawn_on_a_terminal_only_and_never_with_quiet() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let bar = '\u{2588}';
-    assert!(on_terminal("check --cases 5").contains(bar));
+    let drawn = on_terminal("check --cases 5");
+    assert!(drawn.contains(bar), "{drawn}");
+    // Contracts done of all, cases, findings so far, a rate.
+    assert!(
+        drawn.contains("contract 1/1 deploy_status") && drawn.contains("0 findings"),
+        "{drawn}"
+    );
     assert!(!on_terminal("check --cases 5 --quiet").contains(bar));
     assert!(on_terminal("fuzz --runs 3000").contains("inputs"));
     assert!(!on_terminal("fuzz --runs 3000 --quiet").contains("inputs,"));

@@ -76,9 +76,16 @@ pub struct Applied {
 }
 
 /// `location` with every canary (a member name the adversary made from its seed, `zq`
-/// and 14 lower-case letters and digits) written `<canary>`: the same variant has the same location
-/// whatever the seed.
+/// and 14 lower-case letters and digits) written `<canary>`, and a byte offset
+/// (`byte:N`, which random cases place by the seed) written `byte:*`: the same variant
+/// has the same location whatever the seed.
 pub fn stable_location(location: &str) -> String {
+    if location
+        .strip_prefix("byte:")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return "byte:*".to_owned();
+    }
     let canary = |segment: &str| {
         segment.len() == 16
             && segment.starts_with("zq")
@@ -164,8 +171,10 @@ impl Baseline {
 
     /// A starting baseline holding every finding of `report` (one entry per contract,
     /// class, location and kind), with the placeholder reason and an expiry
-    /// [`WRITTEN_DAYS`] after `today`.
-    pub fn of(report: &Report, today: Date) -> Self {
+    /// [`WRITTEN_DAYS`] after `today`; a finding an entry of `previous` matches keeps that
+    /// entry's reason and expiry (a reviewed baseline rewritten loses nothing reviewed,
+    /// and an expired entry is not renewed by rewriting it).
+    pub fn of(report: &Report, today: Date, previous: Option<&Baseline>) -> Self {
         let expires = today
             .checked_add(airlock_guard::jiff::Span::new().days(WRITTEN_DAYS))
             .unwrap_or(today);
@@ -175,13 +184,22 @@ impl Baseline {
             let location = stable_location(&f.location);
             let key = (f.tool.clone(), f.class.clone(), location.clone(), f.kind);
             if seen.insert(key) {
+                let kept = previous.and_then(|p| {
+                    p.entries.iter().find(|e| {
+                        e.contract == f.tool
+                            && e.class == f.class
+                            && stable_location(&e.location) == location
+                            && e.kind == f.kind.as_str()
+                    })
+                });
                 entries.push(Entry {
                     contract: f.tool.clone(),
                     class: f.class.clone(),
                     location,
                     kind: f.kind.as_str().to_owned(),
-                    reason: PLACEHOLDER_REASON.to_owned(),
-                    expires,
+                    reason: kept
+                        .map_or_else(|| PLACEHOLDER_REASON.to_owned(), |e| e.reason.clone()),
+                    expires: kept.map_or(expires, |e| e.expires),
                 });
             }
         }
@@ -194,5 +212,19 @@ impl Baseline {
                       location and kind.\n# Every entry needs a reason and an expiry date \
                       (YYYY-MM-DD); an expired entry fails the run.\n\n";
         format!("{header}{}", toml::to_string(self).unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stable_location;
+
+    #[test]
+    fn locations_are_written_without_what_the_seed_chose() {
+        assert_eq!(stable_location("/data/zqa1b2c3d4e5f6g7"), "/data/<canary>");
+        assert_eq!(stable_location("byte:1234"), "byte:*");
+        assert_eq!(stable_location("byte:"), "byte:");
+        assert_eq!(stable_location("/data/byte:12"), "/data/byte:12");
+        assert_eq!(stable_location("/data/state"), "/data/state");
     }
 }

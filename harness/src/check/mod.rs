@@ -253,6 +253,8 @@ pub enum Progress<'a> {
     Contract(&'a str, usize),
     /// One more case done.
     Case,
+    /// The case just done drew findings (this many).
+    Findings(usize),
 }
 
 /// A check run from code: what an adapter crate calls in its own `#[test]`.
@@ -498,6 +500,7 @@ pub(crate) fn run_cases(
             if !findings.is_empty() {
                 // Reproducers are written after the batch, once the case is shrunk (the
                 // adapter is busy answering the batch until then).
+                progress(Progress::Findings(findings.len()));
                 pending.push((index, report.findings.len(), findings.first().map(|f| f.0)));
                 record(subject, &mut report, case, reference, &actual, findings);
             }

@@ -366,12 +366,26 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "{verdict}: {} cases, {findings} findings, {errors} contract errors, seed {}, {:.2}s",
+            "{verdict}: {} cases, {findings} findings{}, {errors} contract errors, seed {}, {:.2}s",
             self.cases(),
+            self.baselined_note(),
             self.seed,
             self.elapsed.as_secs_f64()
         );
         out
+    }
+
+    /// Findings the baseline accepts.
+    pub fn baselined(&self) -> usize {
+        self.findings().filter(|f| f.baselined.is_some()).count()
+    }
+
+    /// ` (N baselined)` when the baseline accepts some findings, else nothing.
+    fn baselined_note(&self) -> String {
+        match self.baselined() {
+            0 => String::new(),
+            n => format!(" ({n} baselined)"),
+        }
     }
 
     /// The JSON rendering: `{"seed", "elapsed", "totals", "contracts": [...]}`.
@@ -414,14 +428,31 @@ impl Report {
                 by_case.entry(f.case.as_str()).or_default().push(f);
             }
             for (case, findings) in &by_case {
-                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                let first = findings[0];
-                status.set_message(format!(
-                    "{} ({}): {}",
-                    first.kind.as_str(),
-                    first.severity.as_str(),
-                    first.message
-                ));
+                // A case whose every finding the baseline accepts is skipped, not failed:
+                // CI's test report stays green as the run does.
+                let accepted = findings.iter().all(|f| f.baselined.is_some());
+                let mut status = if accepted {
+                    TestCaseStatus::skipped()
+                } else {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                };
+                let first = findings
+                    .iter()
+                    .find(|f| f.baselined.is_none())
+                    .unwrap_or(&findings[0]);
+                status.set_message(match &first.baselined {
+                    Some(reason) => format!(
+                        "baselined {} ({}): {reason}",
+                        first.kind.as_str(),
+                        first.severity.as_str()
+                    ),
+                    None => format!(
+                        "{} ({}): {}",
+                        first.kind.as_str(),
+                        first.severity.as_str(),
+                        first.message
+                    ),
+                });
                 status.set_type(first.kind.as_str());
                 let text = |v: &Option<Value>| v.as_ref().map_or("-".into(), Value::to_string);
                 status.set_description(
@@ -429,7 +460,10 @@ impl Report {
                         .iter()
                         .map(|f| {
                             format!(
-                                "{} ({}) [{} {}]: {}\nexpected: {}\nactual:   {}{}",
+                                "{}{} ({}) [{} {}]: {}\nexpected: {}\nactual:   {}{}",
+                                f.baselined
+                                    .as_ref()
+                                    .map_or(String::new(), |r| format!("baselined ({r}): ")),
                                 f.kind.as_str(),
                                 f.severity.as_str(),
                                 f.class,
@@ -498,9 +532,17 @@ impl Report {
                     Severity::Error => "error",
                     Severity::Availability => "warning",
                 };
+                // The location with the seed's canaries written `<canary>`: the same finding
+                // has the same fingerprint whatever the seed.
                 let fingerprint = airlock_guard::sha256_hex(
-                    format!("{}\u{1}{}\u{1}{}\u{1}{}", f.tool, f.class, f.location, f.kind.as_str())
-                        .as_bytes(),
+                    format!(
+                        "{}\u{1}{}\u{1}{}\u{1}{}",
+                        f.tool,
+                        f.class,
+                        super::baseline::stable_location(&f.location),
+                        f.kind.as_str()
+                    )
+                    .as_bytes(),
                 );
                 let mut result = json!({
                     "ruleId": f.kind.as_str(),
@@ -510,6 +552,11 @@ impl Report {
                     "partialFingerprints": {"airlockFinding/v1": fingerprint},
                     "properties": {"tool": f.tool, "case": f.case, "class": f.class, "severity": f.severity.as_str()},
                 });
+                if let Some(reason) = &f.baselined {
+                    // Accepted in the baseline file: code scanning shows it as suppressed.
+                    result["suppressions"] =
+                        json!([{"kind": "external", "status": "accepted", "justification": reason}]);
+                }
                 if let Some(file) = &f.file {
                     let mut physical = json!({"artifactLocation": {"uri": relative(file)}});
                     if let Some(line) = line_of(file, &f.location) {
@@ -548,16 +595,22 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "airlock check: {} cases, {} findings, {} contract errors",
+            "airlock check: {} cases, {} findings{}, {} contract errors",
             self.cases(),
             findings.len(),
+            self.baselined_note(),
             self.contract_errors().count()
         );
         for ((severity, kind), n) in by_kind.iter().rev() {
             let _ = writeln!(out, "  {n:>6} {} ({})", kind.as_str(), severity.as_str());
         }
-        // The worst first: errors before availability, leaks and wrong verdicts first.
-        let mut worst = findings.clone();
+        // The worst first: errors before availability, leaks and wrong verdicts first; one
+        // per case, and none the baseline accepts.
+        let mut worst: Vec<&Finding> = findings
+            .iter()
+            .copied()
+            .filter(|f| f.baselined.is_none())
+            .collect();
         let rank = |kind: FindingKind| match kind {
             FindingKind::Leak => 0,
             FindingKind::Verdict => 1,
@@ -566,6 +619,8 @@ impl Report {
             _ => 4,
         };
         worst.sort_by_key(|f| (std::cmp::Reverse(f.severity), rank(f.kind)));
+        let mut cases = std::collections::BTreeSet::new();
+        worst.retain(|f| cases.insert((&f.tool, &f.case)));
         for f in worst.iter().take(3) {
             let _ = writeln!(
                 out,
@@ -599,6 +654,14 @@ impl Report {
             _ => "❌ contract errors",
         };
         let _ = writeln!(out, "### airlock check: {status}\n");
+        let baselined = self.baselined();
+        if baselined > 0 {
+            let _ = writeln!(
+                out,
+                "{baselined} of {} findings are accepted by the baseline (marked *baselined*).\n",
+                self.findings().count()
+            );
+        }
         let _ = writeln!(
             out,
             "| contract | cases | findings | contract errors |\n|---|---:|---:|---:|"
@@ -613,7 +676,9 @@ impl Report {
                 c.contract_errors.len()
             );
         }
-        let all: Vec<&Finding> = self.contract_errors().chain(self.findings()).collect();
+        let mut all: Vec<&Finding> = self.contract_errors().chain(self.findings()).collect();
+        // What fails the run first; the accepted findings after.
+        all.sort_by_key(|f| f.baselined.is_some());
         if !all.is_empty() {
             let _ = writeln!(
                 out,
@@ -625,8 +690,13 @@ impl Report {
                 });
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {reproduce} |",
+                    "| {}{} | {} | {} | {} | {} | {reproduce} |",
                     f.kind.as_str(),
+                    if f.baselined.is_some() {
+                        " *baselined*"
+                    } else {
+                        ""
+                    },
                     f.severity.as_str(),
                     markdown_text(&f.tool),
                     markdown_text(&f.case),

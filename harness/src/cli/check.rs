@@ -131,17 +131,35 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         None => None,
     };
     let timeout = Duration::from_millis(args.timeout_ms);
-    // Paths the user named are checked before the run, not after it.
-    for path in args
+    if args.write_baseline.is_some() && args.shard.is_some() {
+        anyhow::bail!(
+            "--write-baseline with --shard would hold only this shard's findings: write the baseline from an unsharded run"
+        );
+    }
+    // Paths the user named are checked before the run, not after it, and no two outputs
+    // may be one file (the second would overwrite the first).
+    let outputs: Vec<(&str, &PathBuf)> = args
         .output
         .iter()
-        .chain(args.reports.iter().map(|(_, p)| p))
-    {
+        .map(|p| ("--output", p))
+        .chain(args.reports.iter().map(|(_, p)| ("--report", p)))
+        .chain(args.write_baseline.iter().map(|p| ("--write-baseline", p)))
+        .collect();
+    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    for (flag, path) in &outputs {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+            .with_context(|| format!("cannot write {flag} {}", path.display()))?;
+        let same = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some((other, _)) = seen.iter().find(|(_, p)| *p == same) {
+            anyhow::bail!(
+                "{other} and {flag} both name {}: give each report its own file",
+                path.display()
+            );
+        }
+        seen.push((flag, same));
     }
     let report = if let Some(path) = &args.replay {
         let text = std::fs::read(path)
@@ -197,16 +215,32 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             ProgressBar::hidden()
         };
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>16} [{bar:30}] {pos}/{len} {per_sec}")
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cases, {msg}, {rate}")
+                .map(|style| {
+                    style.with_key(
+                        "rate",
+                        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                            let _ = write!(w, "{:.0}/s", state.per_sec());
+                        },
+                    )
+                })
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
+        let (mut contract, mut findings) = (0usize, 0usize);
+        let total = subjects.len();
+        bar.set_message("0 findings");
         let report = run(&subjects, &options, adapter.as_mut(), &mut |p| match p {
             Progress::Contract(tool, n) => {
-                bar.set_prefix(tool.to_owned());
+                contract += 1;
+                bar.set_prefix(format!("contract {contract}/{total} {}", printable(tool)));
                 bar.set_position(0);
                 bar.set_length(n as u64);
             }
             Progress::Case => bar.inc(1),
+            Progress::Findings(n) => {
+                findings += n;
+                bar.set_message(format!("{findings} findings"));
+            }
         });
         bar.finish_and_clear();
         // The run's only error: a reproducer that could not be written (exit 3).
@@ -220,7 +254,10 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         .to_datetime(airlock_guard::jiff::Timestamp::now())
         .date();
     if let Some(path) = &args.write_baseline {
-        super::write_file(path, Baseline::of(&report, today).to_toml())?;
+        super::write_file(
+            path,
+            Baseline::of(&report, today, baseline.as_ref()).to_toml(),
+        )?;
     }
     let applied = baseline.map(|b| b.apply(&mut report, today));
     emit(&report, args.format, args.output.as_ref())?;
@@ -245,11 +282,22 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
     if applied.matched > 0 {
         eprintln!("airlock check: {} findings baselined", applied.matched);
     }
-    for entry in &applied.stale {
-        eprintln!(
-            "airlock check: stale baseline entry (matches no finding; remove it): {}",
-            printable(&describe(entry))
-        );
+    if args.shard.is_some() {
+        // The other shards' findings are not in this run: an entry matching nothing here
+        // may match there.
+        if !applied.stale.is_empty() {
+            eprintln!(
+                "airlock check: {} baseline entries matched nothing in this shard (staleness is judged by an unsharded run)",
+                applied.stale.len()
+            );
+        }
+    } else {
+        for entry in &applied.stale {
+            eprintln!(
+                "airlock check: stale baseline entry (matches no finding; remove it): {}",
+                printable(&describe(entry))
+            );
+        }
     }
     for entry in &applied.expired {
         eprintln!(
