@@ -637,8 +637,9 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
             return Err(invalid(
                 format!("agent.fields[{i}]"),
                 format!(
-                    "{field:?} would hand the agent the whole data object (as data.data): \
-                     name its members, such as /data/<member>"
+                    "{:?} would hand the agent the whole data object (as data.data): \
+                     name its members, such as /data/<member>",
+                    field.as_str()
                 ),
             ));
         }

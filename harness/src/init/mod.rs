@@ -90,6 +90,9 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
     let mut requests = Vec::new();
     let mut failures = Vec::new();
     let mut failure_requests = Vec::new();
+    // Where each sample came from: successes, then failures (the order of `accepted`).
+    let (mut data_paths, mut failure_paths): (Vec<&Path>, Vec<&Path>) = (Vec::new(), Vec::new());
+    let mut retagged = Vec::new();
     let mut largest = 0usize;
     let mut deepest = 1usize;
     for path in &options.samples {
@@ -103,10 +106,22 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         let value = parse(&bytes, MAX_DEPTH_CEILING)
             .map_err(|e| format!("{}: not strict JSON: {e}", path.display()))?;
         deepest = deepest.max(depth(&value));
+        if let Some(other) = value
+            .get("tool")
+            .and_then(Value::as_str)
+            .filter(|t| *t != options.tool)
+        {
+            retagged.push(format!(
+                "{}: its envelope names tool {other:?}; its fixture names {:?}",
+                path.display(),
+                options.tool
+            ));
+        }
         match value.get("outcome").and_then(Value::as_str) {
             Some("success") => match value.get("data") {
                 Some(d @ Value::Object(_)) => {
                     data.push(d.clone());
+                    data_paths.push(path);
                     requests.push(own);
                 }
                 _ => {
@@ -118,19 +133,27 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             },
             Some("failure") => {
                 failures.push(value);
+                failure_paths.push(path);
                 failure_requests.push(own);
             }
             _ if value.is_object() => {
                 data.push(value);
+                data_paths.push(path);
                 requests.push(own);
             }
-            _ => return Err(format!("{}: a sample is a JSON object", path.display())),
+            _ => {
+                return Err(format!(
+                    "{}: a sample must be a JSON object (an envelope, or the `data` object alone)",
+                    path.display()
+                ))
+            }
         }
     }
     if data.is_empty() {
         return Err("no success sample: give at least one response with data".into());
     }
     let mut scaffold = Scaffold::default();
+    scaffold.review.extend(retagged);
     let data_schema = infer(&data, "/data", &mut scaffold);
     let fields = if options.agent_fields.is_empty() {
         let mut leaves = Vec::new();
@@ -143,8 +166,31 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         }
         leaves
     } else {
+        for field in &options.agent_fields {
+            let found = field.starts_with("/data/")
+                && data
+                    .iter()
+                    .any(|d| json!({ "data": d }).pointer(field).is_some());
+            if !found {
+                return Err(format!(
+                    "--agent-field {field:?} is not a member of any sample's data: give a JSON pointer such as /data/{}",
+                    leaves_of(&data[0], "/data")
+                        .first()
+                        .map_or("name", |l| l.trim_start_matches("/data/"))
+                ));
+            }
+        }
         options.agent_fields.clone()
     };
+    if fields.is_empty()
+        || data
+            .iter()
+            .all(|d| d.as_object().is_some_and(Map::is_empty))
+    {
+        return Err(
+            "the samples' data has no members: there is nothing to hand to the agent; give samples with data".into(),
+        );
+    }
     let checks = bindings(&data, &requests, &fields, &mut scaffold);
     for field in &fields {
         let schema = schema_of(&data_schema, field);
@@ -164,20 +210,6 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             ));
         }
     }
-    let max_bytes = (largest.max(1024) * 4).next_multiple_of(1024).max(4096) as u64;
-    let max_bytes = max_bytes.min(MAX_BYTES_CEILING);
-    let max_depth = (deepest + 4).min(MAX_DEPTH_CEILING);
-    scaffold.inferred.push(format!(
-        "limits: max_bytes {max_bytes} (4 × the largest sample, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
-    ));
-
-    let limits = Limits {
-        max_bytes,
-        max_depth,
-    };
-    let mut data_schema = data_schema;
-    let mut fresh: Vec<learn::FreshBounds> = Vec::new();
-    let given = read_near_misses(&options.near_misses, &request)?;
     let accepted: Vec<(String, Value, &Request)> = data
         .iter()
         .zip(&requests)
@@ -200,6 +232,25 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                 }),
         )
         .collect();
+    // The fixtures are written pretty-printed: the limit must hold them as written.
+    let largest = accepted
+        .iter()
+        .map(|(_, body, _)| pretty(body).len())
+        .fold(largest, usize::max);
+    let max_bytes = (largest.max(1024) * 4).next_multiple_of(1024).max(4096) as u64;
+    let max_bytes = max_bytes.min(MAX_BYTES_CEILING);
+    let max_depth = (deepest + 4).min(MAX_DEPTH_CEILING);
+    scaffold.inferred.push(format!(
+        "limits: max_bytes {max_bytes} (4 × the largest sample as written, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
+    ));
+
+    let limits = Limits {
+        max_bytes,
+        max_depth,
+    };
+    let mut data_schema = data_schema;
+    let mut fresh: Vec<learn::FreshBounds> = Vec::new();
+    let given = read_near_misses(&options.near_misses, &request)?;
     let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
         .iter()
         .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
@@ -275,106 +326,141 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             ));
         }
     }
-    let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
-        std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    // Written into hidden folders beside the targets, moved into place only when whole:
+    // a failure leaves nothing behind (no half contract for `check` to trip on).
+    let stage = |dir: &Path| {
+        dir.with_file_name(format!(
+            ".{}.airlock-init-{}",
+            options.tool,
+            std::process::id()
+        ))
     };
-    let schema = envelope(&options.tool, data_schema);
-    write(&contract_dir.join("v1.schema.json"), &pretty(&schema))?;
-    write(
-        &contract_dir.join("contract.toml"),
-        manifest(
-            &options.tool,
-            max_bytes,
-            max_depth,
-            &fields,
-            &checks,
-            &fresh_checks,
-        )
-        .as_bytes(),
-    )?;
-    write(
-        &corpus_dir.join("request.json"),
-        &pretty(&serde_json::to_value(&request).unwrap_or_default()),
-    )?;
-    for (name, body, own) in &accepted {
-        write(
-            &corpus_dir.join(format!("accepted/{name}.json")),
-            &pretty(body),
-        )?;
-        if **own != request {
-            write(
-                &corpus_dir.join(format!("accepted/{name}.request.json")),
-                &pretty(&serde_json::to_value(own).unwrap_or_default()),
-            )?;
-        }
-        scaffold.accepted += 1;
-    }
-    for near in &rejected_near_misses {
-        let stem = file_component(&near.name);
-        write(
-            &corpus_dir.join(format!("near_miss/{stem}.json")),
-            &near.bytes,
-        )?;
-        if near.request != request {
-            write(
-                &corpus_dir.join(format!("near_miss/{stem}.request.json")),
-                &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
-            )?;
-        }
-        scaffold.near_misses += 1;
-    }
-    // Near misses: the adversary's deterministic variants of the samples that the new
-    // contract rejects, a few per class.
-    let contract = Contract::load(&contract_dir)
-        .map_err(|e| format!("the scaffold does not load (a bug in init): {e}"))?;
-    let corpus = Corpus::load(&corpus_dir).map_err(|e| e.to_string())?;
-    let guard = Guard::new(contract.clone());
-    // Every sample must be admitted by the scaffold (a failure sample with an unknown
-    // code, say, is not): else nothing is left behind.
-    for fixture in &corpus.fixtures {
-        let admission = guard.admit(&fixture.request, &fixture.bytes);
-        if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
-            let why = admission
-                .diagnostic()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let _ = std::fs::remove_dir_all(&contract_dir);
-            let _ = std::fs::remove_dir_all(&corpus_dir);
-            return Err(format!(
-                "a sample does not fit the envelope, so no contract was written: {} ({why})",
-                fixture.name
-            ));
-        }
-    }
-    let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
-    let given_count = scaffold.near_misses;
-    for case in generate(&contract, &corpus, 0, 0) {
-        if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
-            continue;
-        }
-        let Upstream::Body(bytes) = &case.upstream else {
-            continue;
+    let (stage_contract, stage_corpus) = (stage(&contract_dir), stage(&corpus_dir));
+    let outcome = (|| -> Result<(), String> {
+        let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
         };
-        let taken = per_class.entry(case.class.clone()).or_default();
-        if *taken >= 2 || bytes.len() > 64 * 1024 || guard.admit(&case.request, bytes).is_admitted()
-        {
-            continue;
-        }
-        *taken += 1;
-        let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
-        write(&corpus_dir.join(format!("near_miss/{stem}.json")), bytes)?;
-        let mut own = case.request.clone();
-        own.tool = None;
-        if own != request {
+        let schema = envelope(&options.tool, data_schema);
+        write(&stage_contract.join("v1.schema.json"), &pretty(&schema))?;
+        write(
+            &stage_contract.join("contract.toml"),
+            manifest(
+                &options.tool,
+                max_bytes,
+                max_depth,
+                &fields,
+                &checks,
+                &fresh_checks,
+            )
+            .as_bytes(),
+        )?;
+        write(
+            &stage_corpus.join("request.json"),
+            &pretty(&serde_json::to_value(&request).unwrap_or_default()),
+        )?;
+        for (name, body, own) in &accepted {
             write(
-                &corpus_dir.join(format!("near_miss/{stem}.request.json")),
-                &pretty(&serde_json::to_value(&own).unwrap_or_default()),
+                &stage_corpus.join(format!("accepted/{name}.json")),
+                &pretty(body),
             )?;
+            if **own != request {
+                write(
+                    &stage_corpus.join(format!("accepted/{name}.request.json")),
+                    &pretty(&serde_json::to_value(own).unwrap_or_default()),
+                )?;
+            }
+            scaffold.accepted += 1;
         }
-        scaffold.near_misses += 1;
+        for near in &rejected_near_misses {
+            let stem = file_component(&near.name);
+            write(
+                &stage_corpus.join(format!("near_miss/{stem}.json")),
+                &near.bytes,
+            )?;
+            if near.request != request {
+                write(
+                    &stage_corpus.join(format!("near_miss/{stem}.request.json")),
+                    &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
+                )?;
+            }
+            scaffold.near_misses += 1;
+        }
+        // Near misses: the adversary's deterministic variants of the samples that the new
+        // contract rejects, a few per class.
+        let contract = Contract::load(&stage_contract).map_err(|e| {
+            format!(
+                "the contract inferred from the samples does not load, so none was written: {e}"
+            )
+        })?;
+        let corpus = Corpus::load(&stage_corpus).map_err(|e| e.to_string())?;
+        let guard = Guard::new(contract.clone());
+        // Every sample must be admitted by the scaffold (a failure sample with an unknown
+        // code, say, is not): else nothing is left behind.
+        for fixture in &corpus.fixtures {
+            let admission = guard.admit(&fixture.request, &fixture.bytes);
+            if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
+                let why = admission
+                    .diagnostic()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let source = data_paths
+                    .iter()
+                    .chain(&failure_paths)
+                    .zip(&accepted)
+                    .find(|(_, (name, _, _))| *name == fixture.name)
+                    .map_or_else(|| fixture.name.clone(), |(p, _)| p.display().to_string());
+                return Err(format!(
+                    "sample {source} does not fit the envelope, so no contract was written ({why})"
+                ));
+            }
+        }
+        let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
+        let given_count = scaffold.near_misses;
+        for case in generate(&contract, &corpus, 0, 0) {
+            if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
+                continue;
+            }
+            let Upstream::Body(bytes) = &case.upstream else {
+                continue;
+            };
+            let taken = per_class.entry(case.class.clone()).or_default();
+            if *taken >= 2
+                || bytes.len() > 64 * 1024
+                || guard.admit(&case.request, bytes).is_admitted()
+            {
+                continue;
+            }
+            *taken += 1;
+            let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
+            write(&stage_corpus.join(format!("near_miss/{stem}.json")), bytes)?;
+            let mut own = case.request.clone();
+            own.tool = None;
+            if own != request {
+                write(
+                    &stage_corpus.join(format!("near_miss/{stem}.request.json")),
+                    &pretty(&serde_json::to_value(&own).unwrap_or_default()),
+                )?;
+            }
+            scaffold.near_misses += 1;
+        }
+        Ok(())
+    })();
+    let outcome = outcome.and_then(|()| {
+        std::fs::rename(&stage_contract, &contract_dir)
+            .map_err(|e| format!("{}: {e}", contract_dir.display()))?;
+        std::fs::rename(&stage_corpus, &corpus_dir).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&contract_dir);
+            format!("{}: {e}", corpus_dir.display())
+        })
+    });
+    if let Err(e) = outcome {
+        let _ = std::fs::remove_dir_all(&stage_contract);
+        let _ = std::fs::remove_dir_all(&stage_corpus);
+        return Err(e);
     }
     scaffold.contract = contract_dir;
     scaffold.corpus = corpus_dir;
@@ -450,15 +536,21 @@ fn infer(values: &[Value], at: &str, scaffold: &mut Scaffold) -> Value {
                 .map(Vec::len)
                 .max()
                 .unwrap_or(0);
+            if items.is_empty() {
+                // No sample shows an item: nothing is known of what one may hold, so
+                // none is admitted (an open `items` would hand the agent anything).
+                scaffold.review.push(format!(
+                    "{at} is empty in every sample: the contract admits only an empty array; \
+                     give a sample with items (or write `items` by hand)"
+                ));
+                return json!({"type": "array", "maxItems": 0});
+            }
             let max_items = (longest * 2).max(4);
             scaffold.inferred.push(format!(
                 "{at}: array, maxItems {max_items} (2 × the longest sample)"
             ));
-            let mut schema = json!({"type": "array", "maxItems": max_items});
-            if !items.is_empty() {
-                schema["items"] = infer(&items, &format!("{at}/0"), scaffold);
-            }
-            schema
+            json!({"type": "array", "maxItems": max_items,
+                   "items": infer(&items, &format!("{at}/0"), scaffold)})
         }
         "string" => infer_string(values, at, scaffold),
         "integer" => {
