@@ -172,7 +172,7 @@ fn compact_samples_fit_the_limit_as_written_and_empty_arrays_admit_no_items() {
     );
     let (tmp, result) = init_one(sample.as_bytes(), &[]);
     result.unwrap();
-    let contract = Contract::load(&tmp.path().join("out/schemas/probe")).unwrap();
+    let contract = Contract::load(tmp.path().join("out/schemas/probe")).unwrap();
     let guard = Guard::new(contract.clone());
     let corpus = Corpus::load(&tmp.path().join("out/corpora/probe")).unwrap();
     for fixture in corpus
