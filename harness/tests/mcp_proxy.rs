@@ -743,6 +743,46 @@ read -r line
     assert!(stderr.contains("rejected: limits: max_bytes"), "{stderr}");
 }
 
+/// A long answer written `result` first (as the TypeScript SDK writes every response)
+/// concludes only the request it answers: a ping's 100 KB answer passes, a guarded call's
+/// 100 MB answer rejects that call alone, the other guarded call is judged on its own.
+#[test]
+fn a_long_answer_with_its_id_last_concludes_only_the_request_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    let server = script(
+        dir.path(),
+        "id_last.sh",
+        &format!(
+            r#"read -r line
+read -r line
+read -r line
+printf '{{"result":{{"pad":"'
+head -c 100000 /dev/zero | tr '\0' p
+printf '"}},"jsonrpc":"2.0","id":8}}\n'
+printf '{{"jsonrpc":"2.0","result":{{"content":[{{"type":"text","text":"'
+head -c 100000000 /dev/zero | tr '\0' a
+printf '"}}]}},"id":6}}\n'
+printf '%s\n' '{}'
+read -r line
+"#,
+            good_answer(7)
+        ),
+    );
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(&call(6, tool, "CR-1"));
+    session.send(&call(7, tool, "CR-1"));
+    session.send(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#);
+    let ping = session.recv();
+    assert_eq!(ping["id"], 8, "{ping}");
+    assert_eq!(ping["result"]["pad"].as_str().unwrap().len(), 100_000);
+    assert_fixed_failure(&session.recv(), 6);
+    assert_admitted(&session.recv(), 7);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+}
+
 #[test]
 fn malformed_and_unknown_lines_are_dropped_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();

@@ -162,6 +162,196 @@ pub(crate) fn scan(bytes: &[u8]) -> Members {
     }
 }
 
+/// [`scan`] over a line that is never held whole: bytes are fed as they are read (the
+/// prefix that was stored, then the rest while it is skipped), and only what routing
+/// needs is kept — the nesting depth, string state, the current top-level key (at most
+/// [`MAX_KEY`] bytes) and the `id` value's text (at most [`MAX_ID`] bytes).
+#[derive(Debug, Default)]
+pub(crate) struct StreamScan {
+    members: Members,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1, a key comes next (after `{` or `,`).
+    expect_key: bool,
+    /// The raw bytes of the top-level key being read (with its quotes).
+    key: Option<Vec<u8>>,
+    /// The raw text of the top-level `id` value being read.
+    id: Option<Vec<u8>>,
+    /// Not an object, or broken: nothing more is learned.
+    stopped: bool,
+}
+
+/// Longest top-level key kept (the routing keys are short; a longer one is none of them).
+const MAX_KEY: usize = 64;
+/// Longest `id` value kept: a longer one is not an id the proxy issued or forwarded.
+const MAX_ID: usize = 256;
+
+impl StreamScan {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.stopped {
+                return;
+            }
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if let Some(id) = &mut self.id {
+            // Reading the top-level `id` value: a string up to its quote, a scalar up to
+            // the `,` or `}` that ends it.
+            let in_string_value = id.first() == Some(&b'"');
+            let ends = if in_string_value {
+                id.len() > 1 && b == b'"' && !self.escaped
+            } else {
+                matches!(b, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n') && !id.is_empty()
+            };
+            if in_string_value && ends {
+                id.push(b);
+                self.finish_id();
+                return;
+            }
+            if !in_string_value && ends {
+                self.finish_id();
+                // The byte that ended a scalar is structural: read it as such.
+            } else {
+                if id.is_empty() && matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+                    return;
+                }
+                if id.is_empty() && matches!(b, b'{' | b'[') {
+                    self.members.bad_id = true;
+                    self.id = None;
+                    // A structured id: fall through to track its nesting.
+                } else {
+                    self.escaped = in_string_value && b == b'\\' && !self.escaped;
+                    id.push(b);
+                    if id.len() > MAX_ID {
+                        self.members.bad_id = true;
+                        self.id = None;
+                        self.in_string = in_string_value;
+                    }
+                    return;
+                }
+            }
+        }
+        if self.in_string {
+            if let Some(key) = &mut self.key {
+                if key.len() <= MAX_KEY {
+                    key.push(b);
+                }
+            }
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+            return;
+        }
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && self.expect_key {
+                    self.key = Some(vec![b'"']);
+                    self.expect_key = false;
+                }
+            }
+            b':' if self.depth == 1 => {
+                let key = self.key.take().and_then(|raw| {
+                    (raw.len() <= MAX_KEY)
+                        .then(|| serde_json::from_slice::<String>(&raw).ok())
+                        .flatten()
+                });
+                match key.as_deref() {
+                    Some("method") => self.members.method = true,
+                    Some("result" | "error") => self.members.answer = true,
+                    Some("id") => {
+                        if self.members.id.is_some() || self.members.bad_id {
+                            self.members.bad_id = true;
+                        } else {
+                            self.id = Some(Vec::new());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            b'{' | b'[' => {
+                if self.depth == 0 && b != b'{' {
+                    self.stopped = true;
+                    return;
+                }
+                self.depth += 1;
+                if self.depth == 1 {
+                    self.expect_key = true;
+                }
+            }
+            b'}' | b']' => {
+                if self.depth == 0 {
+                    self.stopped = true;
+                    return;
+                }
+                self.depth -= 1;
+                if self.depth == 0 {
+                    self.members.complete = true;
+                    self.stopped = true;
+                }
+            }
+            b',' if self.depth == 1 => self.expect_key = true,
+            _ if self.depth == 0 => self.stopped = true,
+            _ => {}
+        }
+    }
+
+    fn finish_id(&mut self) {
+        if let Some(raw) = self.id.take() {
+            match serde_json::from_slice::<Value>(&raw) {
+                Ok(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => {
+                    self.members.id = Some(id);
+                }
+                _ => self.members.bad_id = true,
+            }
+        }
+    }
+
+    /// What the bytes fed so far say.
+    pub(crate) fn members(mut self) -> Members {
+        self.finish_id();
+        self.members
+    }
+}
+
+/// [`skip_line`], feeding what it skips to `scan`.
+///
+/// # Errors
+///
+/// The reader's, other than `Interrupted`.
+pub(crate) fn skip_line_scanning(
+    reader: &mut impl BufRead,
+    scan: &mut StreamScan,
+) -> io::Result<bool> {
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(false);
+        }
+        if let Some(newline) = available.iter().position(|&b| b == b'\n') {
+            scan.feed(&available[..newline]);
+            reader.consume(newline + 1);
+            return Ok(true);
+        }
+        scan.feed(available);
+        let len = available.len();
+        reader.consume(len);
+    }
+}
+
 fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
     while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
         at += 1;
@@ -243,6 +433,37 @@ mod tests {
         assert!(scan(br#"{"id":1,"result":{},"id":2}"#).bad_id);
         assert!(scan(br#"{"id":[1],"result":{}}"#).bad_id);
         assert!(scan(br#"{"id":1,"method":"x","result":{}}"#).method);
+    }
+
+    /// The streaming scan agrees with the scan of whole bytes, fed in pieces of any size.
+    #[test]
+    fn the_streaming_scan_finds_what_the_whole_scan_finds() {
+        let cases: [&[u8]; 9] = [
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"}"}]}}"#,
+            br#" { "result" : {"a":[1,{"id":9}],"b":"}"} , "id" : "x-1" } "#,
+            br#"{"result":{"big":"aaaaaaaaaa","n":[1,2,{"id":4}]},"jsonrpc":"2.0","id":7}"#,
+            br#"{"result":{},"id":"a"b"}"#,
+            br#"{"id":1,"result":{},"id":2}"#,
+            br#"{"id":[1],"result":{}}"#,
+            br#"{"params":{"id":5},"method":"notifications/progress"}"#,
+            br#"{"id" : -1.5e3 , "error":{"code":1}}"#,
+            br#"{"id":null,"error":{}}"#,
+        ];
+        for bytes in cases {
+            let whole = scan(bytes);
+            for piece in [1, 2, 3, 7, bytes.len()] {
+                let mut streaming = StreamScan::default();
+                for chunk in bytes.chunks(piece) {
+                    streaming.feed(chunk);
+                }
+                assert_eq!(
+                    streaming.members(),
+                    whole,
+                    "{} in pieces of {piece}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+        }
     }
 
     #[test]

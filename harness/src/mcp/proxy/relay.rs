@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::state::{id_key, lock, shown, Call, Pending, Shared};
 use super::{Event, Unguarded};
-use crate::mcp::wire::{read_line_onto, scan, skip_line, Line};
+use crate::mcp::wire::{read_line_onto, scan, skip_line, skip_line_scanning, Line, StreamScan};
 
 /// Client → server: requests are recorded, refused calls answered here, the rest
 /// forwarded byte for byte.
@@ -176,7 +176,7 @@ pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
         }
         let mut read = read_line_onto(&mut reader, &mut buf, first_bound);
         if read.as_ref().is_ok_and(|r| *r == Line::TooLong) {
-            match oversized(shared, &buf) {
+            let whole_read = match oversized(shared, &buf) {
                 Oversized::Judged => {
                     if !matches!(skip_line(&mut reader), Ok(true)) {
                         break;
@@ -185,14 +185,17 @@ pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
                 }
                 Oversized::ReadOn => {
                     read = read_line_onto(&mut reader, &mut buf, whole_bound);
-                    if read.as_ref().is_ok_and(|r| *r == Line::TooLong) {
-                        over_message_bound(shared, &buf);
-                        if !matches!(skip_line(&mut reader), Ok(true)) {
-                            break;
-                        }
-                        continue;
-                    }
+                    !read.as_ref().is_ok_and(|r| *r == Line::TooLong)
                 }
+                Oversized::Skip => false,
+            };
+            if !whole_read {
+                // Too long to hold: skipped, its top-level members scanned on the way,
+                // so that only the request it answers is concluded.
+                if !skip_over_long(shared, &mut reader, &buf) {
+                    break;
+                }
+                continue;
             }
         }
         match read {
@@ -211,10 +214,13 @@ pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
 }
 
 enum Oversized {
-    /// The line answered guarded calls, which got their too-large rejection: skip it.
+    /// The line answered a guarded call, which got its too-large rejection: skip it.
     Judged,
     /// The line may be another message: read on, up to `--max-message-bytes`.
     ReadOn,
+    /// The prefix names no id and only guarded calls are outstanding: the line is not
+    /// held past the contracts' bound; it is skipped, scanned for its id on the way.
+    Skip,
 }
 
 /// A server line longer than every contract's `max_bytes`, of which `prefix` was read.
@@ -227,67 +233,88 @@ fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
     if members.method && !members.answer {
         return Oversized::ReadOn;
     }
-    let calls: Vec<Box<Call>> = {
-        let mut state = lock(&shared.state);
-        match &members.id {
-            Some(id) if !members.bad_id => {
-                let key = id_key(id);
-                match state.pending.get(&key) {
-                    Some(Pending::Call(_)) => match state.pending.remove(&key) {
-                        Some(Pending::Call(call)) => vec![call],
-                        _ => Vec::new(),
-                    },
-                    _ => return Oversized::ReadOn,
-                }
+    let mut state = lock(&shared.state);
+    match &members.id {
+        Some(id) if !members.bad_id => {
+            let key = id_key(id);
+            if !matches!(state.pending.get(&key), Some(Pending::Call(_))) {
+                return Oversized::ReadOn;
             }
-            // The id is not in the prefix: it may answer any guarded call.
-            _ => {
-                let keys: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, p)| matches!(p, Pending::Call(_)))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                if keys.is_empty() {
-                    return Oversized::ReadOn;
-                }
-                keys.iter()
-                    .filter_map(|k| match state.pending.remove(k) {
-                        Some(Pending::Call(call)) => Some(call),
-                        _ => None,
-                    })
-                    .collect()
+            let Some(Pending::Call(call)) = state.pending.remove(&key) else {
+                return Oversized::ReadOn;
+            };
+            drop(state);
+            judge_too_large(shared, &call, prefix);
+            Oversized::Judged
+        }
+        // The id comes later (a response written `result` first). If some outstanding
+        // request is not a guarded call, the line may be its answer: held up to
+        // --max-message-bytes. Else it can only answer a guarded call, which rejects it
+        // whatever it says: not held at all.
+        _ => {
+            if state
+                .pending
+                .values()
+                .any(|p| !matches!(p, Pending::Call(_)))
+            {
+                Oversized::ReadOn
+            } else {
+                Oversized::Skip
             }
         }
-    };
-    for call in &calls {
-        // Judged on the bytes a bounded reader takes: the guard sees its limit + 1.
-        let admission = shared.guards[&call.tool].admit(&call.request(), prefix);
-        shared.conclude(call, &admission);
     }
-    Oversized::Judged
 }
 
-/// A server line over `--max-message-bytes`: dropped; a request it answers gets an error.
-fn over_message_bound(shared: &Shared, prefix: &[u8]) {
-    shared.note(&format!(
-        "dropped a server line over {} bytes (--max-message-bytes)",
-        shared.message_bound - 1
-    ));
-    let members = scan(prefix);
+/// A guarded call answered by a line longer than its contract allows: judged on the bytes
+/// a bounded reader takes (the guard sees its limit + 1), so the audit digest is of those.
+fn judge_too_large(shared: &Shared, call: &Call, prefix: &[u8]) {
+    let guard = &shared.guards[&call.tool];
+    let limit = usize::try_from(guard.contract().limits().max_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
+    let admission = guard.admit(&call.request(), &prefix[..prefix.len().min(limit)]);
+    shared.conclude(call, &admission);
+}
+
+/// Skip the rest of a line too long to hold, of which `prefix` was stored, and conclude
+/// the request it answers: a guarded call gets its too-large rejection, another request
+/// the JSON-RPC error for an answer over `--max-message-bytes`. `false` when the stream
+/// ended.
+fn skip_over_long(shared: &Shared, reader: &mut impl std::io::BufRead, prefix: &[u8]) -> bool {
+    let mut scanner = StreamScan::default();
+    scanner.feed(prefix);
+    let went_on = matches!(skip_line_scanning(reader, &mut scanner), Ok(true));
+    let members = scanner.members();
     if members.method || members.bad_id {
-        return;
+        shared.note(&format!(
+            "dropped a server message over {} bytes (--max-message-bytes)",
+            prefix.len()
+        ));
+        return went_on;
     }
-    if let Some(id) = members.id {
-        let pending = lock(&shared.state).pending.remove(&id_key(&id));
-        if pending.is_some() {
+    let pending = members
+        .id
+        .as_ref()
+        .and_then(|id| lock(&shared.state).pending.remove(&id_key(id)));
+    match (pending, &members.id) {
+        (Some(Pending::Call(call)), _) => judge_too_large(shared, &call, prefix),
+        (Some(_), Some(id)) => {
+            shared.note(&format!(
+                "dropped a server line over {} bytes (--max-message-bytes)",
+                shared.message_bound - 1
+            ));
             shared.answer_error(
-                &id,
+                id,
                 -32603,
                 "airlock: the MCP server's answer exceeded --max-message-bytes",
             );
         }
+        _ => shared.note(&format!(
+            "dropped a server line over {} bytes that answers no outstanding request",
+            prefix.len()
+        )),
     }
+    went_on
 }
 
 /// One whole line from the server.
