@@ -11,6 +11,7 @@
 //! decides; **compatible** — proved, or every difference invisible to the agent.
 
 mod generate;
+mod pattern;
 mod raw;
 mod semantic;
 mod structural;
@@ -502,8 +503,12 @@ pub fn compare(
                 kind: "newly_rejected",
                 pointer: String::new(),
                 detail: match view.direction {
-                    Direction::Response => "a response the old version admitted is rejected now".into(),
-                    Direction::Request => "arguments the old version accepted are rejected now".into(),
+                    Direction::Response => {
+                        "a response the old version admitted is rejected now".into()
+                    }
+                    Direction::Request => {
+                        "arguments the old version accepted are rejected now".into()
+                    }
                 },
                 evidence: Evidence::Witness,
                 witness: Some(Witness {
@@ -513,14 +518,25 @@ pub fn compare(
                 }),
             }),
             Some(_) => {}
-            None if rejected == Answer::Yes => changes.push(Change {
-                class: Class::Unknown,
-                kind: "newly_rejected",
-                pointer: String::new(),
-                detail: "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into(),
-                evidence: Evidence::Structural,
-                witness: None,
-            }),
+            // Undecided, and no witness settled it: never taken for "nothing rejected"
+            // (a narrowing the documents show already makes the verdict breaking).
+            None if !changes.iter().any(|c| c.class == Class::Breaking) => {
+                changes.push(Change {
+                    class: Class::Unknown,
+                    kind: "newly_rejected",
+                    pointer: String::new(),
+                    detail: if rejected == Answer::Yes {
+                        "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into()
+                    } else {
+                        format!(
+                            "the algebra could not decide whether anything the old version admitted is rejected now ({}), and no witness was found",
+                            rejected.as_str()
+                        )
+                    },
+                    evidence: Evidence::Structural,
+                    witness: None,
+                });
+            }
             None => {}
         }
     }
@@ -878,6 +894,11 @@ impl Judge<'_> {
         };
         let mut best: Option<(u8, Witness)> = None;
         let mut trials = 0;
+        // Each version with only this change's keyword taken from the other (built on the
+        // first instance that separates the versions): a witness must be judged by one of
+        // them as the other version judges it, so that the keyword — not a change
+        // elsewhere — separates the versions.
+        let mut probe: Option<Option<(CompiledSchema, CompiledSchema)>> = None;
         // Bases lacking the change's parent get it built, from the version that should
         // accept the witness.
         let (parent, _) = structural::parent_and_name(&change.pointer);
@@ -921,15 +942,36 @@ impl Judge<'_> {
                     continue;
                 }
                 let isolated = (a, b) != before;
+                let probe = probe.get_or_insert_with(|| self.probes(change));
+                let exercised = match probe {
+                    Some((old_made_new, new_made_old)) => {
+                        old_made_new.is_valid(&instance) == b
+                            || new_made_old.is_valid(&instance) == a
+                    }
+                    // No keyword to isolate: the edit at the location must flip a verdict
+                    // (at the whole instance, every edit is at the location).
+                    None => isolated || change.pointer.is_empty(),
+                };
+                if !exercised {
+                    continue;
+                }
                 let found = Witness {
                     accepted_by: if a { "old_only" } else { "new_only" },
                     instance,
                     isolated,
                 };
-                if isolated && rank == 1 {
+                if isolated && rank == 1 && (a || change.class != Class::Unknown) {
                     return Some(found);
                 }
-                let rank = rank + if isolated { 0 } else { 2 };
+                // An undecided change: a narrowing is what matters most, so an old-only
+                // witness is preferred.
+                let rank = rank
+                    + if isolated { 0 } else { 2 }
+                    + if !a && change.class == Class::Unknown {
+                        4
+                    } else {
+                        0
+                    };
                 if best.as_ref().is_none_or(|(r, _)| rank < *r) {
                     best = Some((rank, found));
                 }
@@ -937,6 +979,97 @@ impl Judge<'_> {
         }
         best.map(|(_, w)| w)
     }
+}
+
+impl Judge<'_> {
+    /// The old version with only `change`'s keyword at its location as the new version has
+    /// it, and the new version with it as the old one has it; `None` when the change names
+    /// no keyword written at the location itself (a branch's, a member's) or a document
+    /// does not compile alone.
+    fn probes(&self, change: &Change) -> Option<(CompiledSchema, CompiledSchema)> {
+        let word = changed_keyword(change)?;
+        let (od, nd) = (self.old.document(), self.new.document());
+        Some((
+            probe(od, nd, &change.pointer, word)?,
+            probe(nd, od, &change.pointer, word)?,
+        ))
+    }
+}
+
+/// `from` with `word` at the instance location `pointer` set as `to` has it there (or
+/// removed), compiled like the guard's schemas.
+fn probe(from: &Value, to: &Value, pointer: &str, word: &str) -> Option<CompiledSchema> {
+    let (o, n) = (
+        structural::conjunction(from, pointer),
+        structural::conjunction(to, pointer),
+    );
+    let wanted = structural::keyword(&n, word);
+    if structural::keyword(&o, word) == wanted {
+        return None;
+    }
+    let holders: Vec<String> = o
+        .iter()
+        .filter(|s| s.get(word).is_some())
+        .map(|s| path_of(from, s))
+        .collect::<Option<_>>()?;
+    let target = match holders.first() {
+        Some(p) => p.clone(),
+        None => path_of(from, o.first()?)?,
+    };
+    let mut document = from.clone();
+    for p in &holders {
+        document.pointer_mut(p)?.as_object_mut()?.remove(word);
+    }
+    if let Some(value) = wanted {
+        document
+            .pointer_mut(&target)?
+            .as_object_mut()?
+            .insert(word.to_owned(), value.clone());
+    }
+    let source = document.to_string();
+    CompiledSchema::compile(
+        document,
+        source.as_bytes(),
+        "airlock://certify/probe.json",
+        &airlock_guard::Resources::new(),
+    )
+    .ok()
+}
+
+/// The keyword a structural change is about, when it is one keyword at its location.
+fn changed_keyword(change: &Change) -> Option<&str> {
+    match change.kind {
+        "enum_narrowed" | "enum_widened" | "failure_code_forwarded" => Some("enum"),
+        "keyword_changed" | "pattern_changed" | "const_changed" | "format_changed"
+        | "constraint_removed" | "limit_tightened" | "limit_loosened" => {
+            change.detail.split(' ').next()
+        }
+        _ => None,
+    }
+}
+
+/// The JSON pointer of `node` (by identity) inside `document`.
+fn path_of(document: &Value, node: &Value) -> Option<String> {
+    let mut todo = vec![(document, String::new())];
+    while let Some((at, path)) = todo.pop() {
+        if std::ptr::eq(at, node) {
+            return Some(path);
+        }
+        match at {
+            Value::Object(map) => todo.extend(
+                map.iter()
+                    .map(|(k, v)| (v, format!("{path}/{}", crate::cases::escape_token(k)))),
+            ),
+            Value::Array(items) => todo.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, format!("{path}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The values a location's `enum` and `const` list.
@@ -957,6 +1090,16 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
     let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
     out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
     out.extend(os.iter().find(|v| ns.contains(v)).cloned());
+    if let (Some(Value::String(a)), Some(Value::String(b))) =
+        (keyword(o, "pattern"), keyword(n, "pattern"))
+    {
+        // The shortest strings only one of the patterns matches.
+        for (x, y) in [(a, b), (b, a)] {
+            if let pattern::Only::Example(s) = pattern::only_in(x, y) {
+                out.push(Value::String(s));
+            }
+        }
+    }
     for schemas in [o, n] {
         for word in ["maxLength", "minLength"] {
             if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
@@ -977,9 +1120,12 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
                 }
             }
         }
+        if let Some(m) = keyword(schemas, "multipleOf").and_then(Value::as_f64) {
+            out.extend([m, 2.0 * m, 3.0 * m].into_iter().map(number));
+        }
         for word in ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"] {
             if let Some(v) = keyword(schemas, word).and_then(Value::as_f64) {
-                out.extend([v - 1.0, v, v + 1.0].into_iter().map(Value::from));
+                out.extend([v - 1.0, v, v + 1.0].into_iter().map(number));
             }
         }
     }
@@ -993,6 +1139,17 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
         json!({}),
     ]);
     out
+}
+
+/// A number as JSON, an integer when it is whole (`2`, not `2.0`: an `integer` location
+/// admits only the former).
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
 }
 
 /// Edits of a string a base holds: cut to and just past each length limit (its own

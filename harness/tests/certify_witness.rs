@@ -1,0 +1,132 @@
+//! `airlock certify`, the reviewer's pairs (issue 12, round 3): a witness exercises the
+//! change it is attached to, a direction nothing decided is never taken for "nothing
+//! changed", numeric keywords on integers, `--agent-field` pointers, recursive schemas.
+
+use airlock_harness::certify::{Certificate, Class, Evidence};
+use serde_json::{json, Value};
+
+use crate::certify_semantic::{change, files};
+
+/// The change of `kind` at `pointer`.
+fn at<'c>(c: &'c Certificate, kind: &str, pointer: &str) -> &'c airlock_harness::certify::Change {
+    c.changes
+        .iter()
+        .find(|x| x.kind == kind && x.pointer == pointer)
+        .unwrap_or_else(|| panic!("no {kind} at {pointer:?}: {:#?}", c.changes))
+}
+
+fn schema(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// ppr/o3.json → ppr/n3.json: `multipleOf` 2 → 4 narrows `/n` while the enum of `/status`
+/// widens; the widening's witness must not be pinned on the `multipleOf` change.
+#[test]
+fn a_multiple_of_narrowing_beside_a_widened_enum_is_breaking() {
+    let old = schema(
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"id": {"type": "string", "maxLength": 16}, "status": {"enum": ["open", "closed"]}, "n": {"type": "number", "multipleOf": 2}}, "required": ["id", "status"], "additionalProperties": false}"#,
+    );
+    let new = schema(
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"id": {"type": "string", "maxLength": 16}, "status": {"enum": ["open", "closed", "archived"]}, "n": {"type": "number", "multipleOf": 4}}, "required": ["id", "status"], "additionalProperties": false}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let multiple = at(&c, "keyword_changed", "/n");
+    assert_eq!(multiple.class, Class::Breaking);
+    let w = multiple.witness.as_ref().expect("a witness holding /n");
+    assert_eq!(w.accepted_by, "old_only");
+    assert!(w.instance.get("n").is_some(), "{}", w.instance);
+    assert_eq!(at(&c, "enum_widened", "/status").class, Class::AgentVisible);
+}
+
+/// ppr/old.json → ppr/new2.json: `patternProperties` removed from a closed object narrows.
+#[test]
+fn pattern_properties_removed_from_a_closed_object_is_breaking_with_a_matching_member() {
+    let old = schema(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"id":{"type":"string","maxLength":16},"status":{"enum":["open","closed"]}},"required":["id","status"],"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false}"#,
+    );
+    let new = schema(
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"id": {"type": "string", "maxLength": 16}, "status": {"enum": ["open", "closed", "archived"]}}, "required": ["id", "status"], "additionalProperties": false}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let pp = at(&c, "keyword_changed", "");
+    assert_eq!(pp.class, Class::Breaking);
+    let w = pp.witness.as_ref().expect("a witness with an x- member");
+    assert_eq!(w.accepted_by, "old_only");
+    let members = w.instance.as_object().unwrap();
+    assert!(
+        members.keys().any(|k| k.starts_with("x-")),
+        "{}",
+        w.instance
+    );
+}
+
+/// pat/old.json → pat/new.json: the new pattern admits longer codes but no longer
+/// `999999`; a new-only witness of the pattern change leaves the narrowing undecided at
+/// best — never compatible or agent-visible, whatever the agent fields.
+#[test]
+fn a_pattern_change_that_also_narrows_is_never_compatible_or_agent_visible() {
+    let old = schema(
+        r#"{"type": "object", "properties": {"code": {"type": "string", "pattern": "^[0-9]{1,6}$"}, "note": {"type": "string"}}, "required": ["code", "note"], "additionalProperties": false}"#,
+    );
+    let new = schema(
+        r#"{"type": "object", "properties": {"code": {"type": "string", "pattern": "^([0-9]{1,5}|[0-8][0-9]{5}|9[0-8][0-9]{4}|99[0-8][0-9]{3}|999[0-8][0-9]{2}|9999[0-8][0-9]|99999[0-8]|[0-9]{7,9})$"}, "note": {"type": "string"}}, "required": ["code", "note"], "additionalProperties": false}"#,
+    );
+    for agent in [&[][..], &["/note"][..]] {
+        let (c, os, ns) = files(&old, &new, agent);
+        assert!(
+            matches!(c.verdict, Class::Breaking | Class::Unknown),
+            "{agent:?}: {}",
+            c.json()
+        );
+        let gone = json!({"code": "999999", "note": ""});
+        assert!(os.is_valid(&gone) && !ns.is_valid(&gone));
+        // The patterns compared as languages give the shortest string only the old one
+        // matches.
+        let pattern = at(&c, "pattern_changed", "/code");
+        assert_eq!(pattern.class, Class::Breaking, "{}", c.json());
+        assert_eq!(pattern.witness.as_ref().unwrap().instance, gone);
+    }
+}
+
+/// fuzz/bad16.json and fuzz/bad180.json: `patternProperties` emptied; `{"x1": …}` is
+/// admitted by the old version only. A widening elsewhere must not make it agent-visible.
+#[test]
+fn pattern_properties_emptied_beside_a_widening_is_not_agent_visible() {
+    let pairs = [
+        (
+            r#"{"type":"object","properties":{"c":{},"a":{"type":"array","minItems":1,"unevaluatedItems":false},"b":{"type":"array","items":{"enum":[0]}}},"additionalProperties":{"type":"array","prefixItems":[{"type":"string"}]},"patternProperties":{"^x":{"enum":[{}]}},"$schema":"https://json-schema.org/draft/2020-12/schema"}"#,
+            r#"{"type":"object","properties":{"c":{},"b":{"type":"array","items":{"enum":[0]}}},"additionalProperties":{"type":"array","prefixItems":[{"type":"string"}]},"patternProperties":{},"$schema":"https://json-schema.org/draft/2020-12/schema"}"#,
+            json!({"x1": {}}),
+        ),
+        (
+            r#"{"type":"object","properties":{"c":{"enum":[""]}},"additionalProperties":false,"patternProperties":{"^x":{"enum":["b"]}},"$schema":"https://json-schema.org/draft/2020-12/schema"}"#,
+            r#"{"type":"object","properties":{"c":{}},"additionalProperties":false,"patternProperties":{},"$schema":"https://json-schema.org/draft/2020-12/schema"}"#,
+            json!({"x1": "b"}),
+        ),
+    ];
+    for (old, new, gone) in pairs {
+        let (c, os, ns) = files(&schema(old), &schema(new), &[]);
+        assert!(os.is_valid(&gone) && !ns.is_valid(&gone));
+        assert!(
+            matches!(c.verdict, Class::Breaking | Class::Unknown),
+            "{}",
+            c.json()
+        );
+        // The emptied patternProperties is not witnessed by an instance without such a
+        // member.
+        let pp = at(&c, "keyword_changed", "");
+        if let Some(w) = &pp.witness {
+            assert_eq!(w.accepted_by, "old_only", "{}", w.instance);
+            assert!(
+                w.instance
+                    .as_object()
+                    .is_some_and(|m| m.keys().any(|k| k.starts_with('x'))),
+                "{}",
+                w.instance
+            );
+        }
+        assert_ne!(change(&c, "keyword_changed").evidence, Evidence::Proof);
+    }
+}
