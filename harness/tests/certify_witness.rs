@@ -130,3 +130,57 @@ fn pattern_properties_emptied_beside_a_widening_is_not_agent_visible() {
         assert_ne!(change(&c, "keyword_changed").evidence, Evidence::Proof);
     }
 }
+
+/// ppr/o7.json → ppr/n7.json and lim/multipleOf: the numeric keywords apply to `integer`
+/// as they do to `number`.
+#[test]
+fn numeric_keywords_on_an_integer_are_compared() {
+    let old = schema(
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"id": {"type": "string", "maxLength": 16}, "status": {"enum": ["open", "closed"]}, "n": {"type": "integer", "multipleOf": 2}}, "required": ["id", "status"], "additionalProperties": false}"#,
+    );
+    let new = schema(
+        r#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"id": {"type": "string", "maxLength": 16}, "status": {"enum": ["open", "closed", "archived"]}, "n": {"type": "integer", "multipleOf": 4}}, "required": ["id", "status"], "additionalProperties": false}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let multiple = at(&c, "keyword_changed", "/n");
+    assert_eq!(multiple.class, Class::Breaking);
+    assert_eq!(
+        multiple.witness.as_ref().map(|w| w.accepted_by),
+        Some("old_only")
+    );
+
+    let old = schema(
+        r#"{"type":"object","properties":{"v":{"type":"integer","multipleOf":2}},"required":["v"]}"#,
+    );
+    let new = schema(
+        r#"{"type":"object","properties":{"v":{"type":"integer","multipleOf":4}},"required":["v"]}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    assert_eq!(at(&c, "keyword_changed", "/v").evidence, Evidence::Witness);
+
+    for (word, from, to, class) in [
+        ("minimum", 0, 5, Class::Breaking),
+        ("maximum", 10, 5, Class::Breaking),
+        ("exclusiveMinimum", 0, 5, Class::Breaking),
+        ("maximum", 5, 10, Class::AgentVisible),
+    ] {
+        let side = |limit: i64| {
+            json!({"type": "object", "required": ["v"],
+            "properties": {"v": {"type": "integer", word: limit}}})
+        };
+        let (c, _, _) = files(&side(from), &side(to), &[]);
+        let kind = if class == Class::Breaking {
+            "limit_tightened"
+        } else {
+            "limit_loosened"
+        };
+        let limit = at(&c, kind, "/v");
+        assert_eq!(
+            (limit.class, limit.evidence),
+            (class, Evidence::Witness),
+            "{word}"
+        );
+    }
+}

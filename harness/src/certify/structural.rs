@@ -360,10 +360,11 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
     let loosened = view.loosened(pointer);
     let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
     let (ot, nt) = (types(o), types(n));
+    // The numeric keywords (`multipleOf`, limits) apply to `integer` as to `number`.
     let both = |t: &str| {
-        admits(&ot, t)
-            && admits(&nt, t)
-            && (t != "number" || admits(&ot, "integer") && admits(&nt, "integer"))
+        let admitted =
+            |set: &BTreeSet<String>| admits(set, t) || (t == "number" && admits(set, "integer"));
+        admitted(&ot) && admitted(&nt)
     };
     if ot != nt {
         let lost = EVERY_TYPE.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
