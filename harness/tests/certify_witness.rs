@@ -184,3 +184,56 @@ fn numeric_keywords_on_an_integer_are_compared() {
         );
     }
 }
+
+/// `airlock certify s2.json s1.json --agent-field /A`: a typo, a pointer without `/`, a
+/// bad escape are usage errors naming the pointer, not a certificate that nothing
+/// reaches the agent.
+#[test]
+fn an_agent_field_that_is_no_pointer_or_not_described_is_a_usage_error() {
+    let s1 = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string","enum":["x","y","z"]}},"required":["a"],"additionalProperties":false}"#;
+    let s2 = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string","enum":["x","y"]}},"required":["a"],"additionalProperties":false}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("s2.json"), tmp.path().join("s1.json"));
+    std::fs::write(&old, s2).unwrap();
+    std::fs::write(&new, s1).unwrap();
+    let run = |field: &str| {
+        crate::util::airlock(
+            &[
+                "certify",
+                old.to_str().unwrap(),
+                new.to_str().unwrap(),
+                "--agent-field",
+                field,
+            ],
+            b"",
+        )
+    };
+    for (field, says) in [
+        ("/A", "neither schema describes"),
+        ("data", "not a JSON pointer"),
+        ("/a~2", "'~0'"),
+        ("/a/b", "neither schema describes"),
+    ] {
+        let out = run(field);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{field:?}")) && stderr.contains(says),
+            "{field}: {stderr}"
+        );
+        let error = airlock_harness::certify::certify_files(&old, &new, &[field.to_owned()]);
+        assert!(error.is_err(), "{field}");
+    }
+    // The real member: a widened enum on the agent field.
+    let out = run("/a");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A member only an open object's `additionalProperties` schema describes is one too.
+    let open = json!({"type": "object", "additionalProperties": {"type": "string"}});
+    let (c, _, _) = files(&open, &open, &["/anything"]);
+    assert_eq!(c.verdict, Class::Compatible);
+}

@@ -365,16 +365,21 @@ fn replay(old: &Contract, new: &Contract, corpus: &Corpus) -> Vec<Replay> {
 ///
 /// # Errors
 ///
-/// When either file does not load as a schema (the error names the file).
-pub fn certify_files(
-    old: &Path,
-    new: &Path,
-    agent: &[String],
-) -> Result<Certificate, airlock_guard::ContractError> {
+/// When either file does not load as a schema (the error names the file), or an agent
+/// field is no JSON pointer or one neither schema describes (the error names it).
+pub fn certify_files(old: &Path, new: &Path, agent: &[String]) -> Result<Certificate, FilesError> {
     let (o, n) = (
-        airlock_guard::load_schema_file(old)?,
-        airlock_guard::load_schema_file(new)?,
+        airlock_guard::load_schema_file(old).map_err(FilesError::Schema)?,
+        airlock_guard::load_schema_file(new).map_err(FilesError::Schema)?,
     );
+    for pointer in agent {
+        if let Err(reason) = agent_field(pointer, o.document(), n.document()) {
+            return Err(FilesError::AgentField {
+                pointer: pointer.clone(),
+                reason,
+            });
+        }
+    }
     let agent = if agent.is_empty() {
         vec![String::new()]
     } else {
@@ -388,6 +393,86 @@ pub fn certify_files(
     certificate.from = json!({"path": old.display().to_string(), "sha256": o.sha256()});
     certificate.to = json!({"path": new.display().to_string(), "sha256": n.sha256()});
     Ok(certificate)
+}
+
+/// Why two schema files could not be certified.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FilesError {
+    /// A file does not load as a schema.
+    Schema(airlock_guard::ContractError),
+    /// An agent field (`--agent-field`) is no JSON pointer, or neither schema describes it.
+    AgentField {
+        /// The pointer as given.
+        pointer: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for FilesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilesError::Schema(e) => e.fmt(f),
+            FilesError::AgentField { pointer, reason } => {
+                write!(f, "--agent-field {pointer:?}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FilesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FilesError::Schema(e) => Some(e),
+            FilesError::AgentField { .. } => None,
+        }
+    }
+}
+
+/// Whether `pointer` is a JSON pointer (RFC 6901) that the old or the new schema
+/// describes: through `properties` and items as far as they go, then (for the rest) a
+/// `patternProperties` pattern matching the next member or an `additionalProperties`
+/// schema.
+fn agent_field(pointer: &str, old: &Value, new: &Value) -> Result<(), String> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(
+            "not a JSON pointer: it is empty (the whole instance) or starts with '/'".into(),
+        );
+    }
+    let mut rest = pointer;
+    while let Some(i) = rest.find('~') {
+        if !matches!(rest.as_bytes().get(i + 1), Some(b'0' | b'1')) {
+            return Err("not a JSON pointer: '~' is written '~0' and '/' is written '~1'".into());
+        }
+        rest = &rest[i + 2..];
+    }
+    let described = |document: &Value| {
+        let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
+        let mut at = String::new();
+        for token in tokens {
+            let next = format!("{at}/{token}");
+            if crate::schema::schema_at(document, &next).is_empty() {
+                let name = token.replace("~1", "/").replace("~0", "~");
+                return crate::schema::schema_at(document, &at).iter().any(|s| {
+                    s.get("patternProperties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| {
+                            p.keys()
+                                .any(|k| regex::Regex::new(k).is_ok_and(|r| r.is_match(&name)))
+                        })
+                        || s.get("additionalProperties").is_some_and(Value::is_object)
+                });
+            }
+            at = next;
+        }
+        true
+    };
+    if described(old) || described(new) {
+        Ok(())
+    } else {
+        Err("neither schema describes this location (check its spelling and case)".into())
+    }
 }
 
 /// Bases kept for witness search (fixtures first, then examples and generated ones).
