@@ -237,3 +237,56 @@ fn an_agent_field_that_is_no_pointer_or_not_described_is_a_usage_error() {
     let (c, _, _) = files(&open, &open, &["/anything"]);
     assert_eq!(c.verdict, Class::Compatible);
 }
+
+/// hole/r_old.json → hole/r_new.json `--agent-field /status`: once a witnessed change
+/// shows the agent field widened, an undecided visibility of the whole instance adds
+/// nothing.
+#[test]
+fn a_witnessed_agent_visible_change_in_a_recursive_schema_is_not_doubted_again() {
+    let old = schema(
+        r##"{"$defs":{"node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/node"}},"status":{"enum":["open","closed"]}},"required":["status"],"additionalProperties":false}},"$ref":"#/$defs/node"}"##,
+    );
+    let new = schema(
+        r##"{"$defs":{"node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/node"}},"status":{"enum":["open","closed","deleted"]}},"required":["status"],"additionalProperties":false}},"$ref":"#/$defs/node"}"##,
+    );
+    let (c, _, _) = files(&old, &new, &["/status"]);
+    let status = at(&c, "enum_widened", "/status");
+    assert_eq!(
+        (status.class, status.evidence),
+        (Class::AgentVisible, Evidence::Witness)
+    );
+    assert!(
+        !c.changes
+            .iter()
+            .any(|x| x.kind == "newly_admitted" && x.class == Class::Unknown),
+        "{}",
+        c.json()
+    );
+}
+
+/// A remote `$ref` in two-file mode: the error says what is resolved there, once.
+#[test]
+fn a_remote_reference_in_two_file_mode_names_the_files_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("remote.json"), tmp.path().join("new.json"));
+    std::fs::write(
+        &old,
+        r#"{"type":"object","properties":{"a":{"$ref":"https://example.com/schemas/a.json"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(&new, r#"{"type":"object"}"#).unwrap();
+    let out = crate::util::airlock(
+        &["certify", old.to_str().unwrap(), new.to_str().unwrap()],
+        b"",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("only the schema files given are resolved")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("contract's own"), "{stderr}");
+}

@@ -424,7 +424,8 @@ impl std::fmt::Display for FilesError {
 impl std::error::Error for FilesError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            FilesError::Schema(e) => Some(e),
+            // Transparent: the file's error is this error's text already.
+            FilesError::Schema(e) => e.source(),
             FilesError::AgentField { .. } => None,
         }
     }
@@ -668,7 +669,11 @@ pub fn compare(
             .map(|c| c.class)
             .min();
         match chosen {
-            Some((class, detail, instance)) if strongest_witnessed.is_none_or(|s| class < s) => {
+            // What is newly admitted reaches at most agent-visible: once a witnessed change
+            // shows that, an undecided visibility adds nothing.
+            Some((class, detail, instance))
+                if strongest_witnessed.is_none_or(|s| class < s && s != Class::AgentVisible) =>
+            {
                 changes.push(Change {
                     class,
                     kind: "newly_admitted",
