@@ -815,7 +815,7 @@ pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
     };
     let base = "airlock://schema/";
     // Siblings are read only when a `$ref` names them, each once.
-    let resources = Resources::folder(dir, base, SCHEMA_MAX_DEPTH);
+    let resources = Resources::folder(dir, base, SCHEMA_MAX_DEPTH).scope("the schema files given");
     CompiledSchema::compile(
         document,
         &source,

@@ -62,6 +62,9 @@ pub(crate) enum ReadRegularError {
 pub struct Resources {
     by_uri: Arc<HashMap<String, Value>>,
     folder: Option<Arc<Folder>>,
+    /// What is resolved, for the error of a refused reference (`None`: the contract's own
+    /// schema files).
+    scope: Option<&'static str>,
 }
 
 /// A folder whose `*.json` files are served by name under its base URIs, read on first use.
@@ -95,6 +98,7 @@ impl Resources {
     pub fn folder(dir: impl Into<PathBuf>, base: &str, max_depth: usize) -> Self {
         Self {
             by_uri: Arc::default(),
+            scope: None,
             folder: Some(Arc::new(Folder {
                 dir: dir.into(),
                 max_depth,
@@ -104,6 +108,14 @@ impl Resources {
                 }),
             })),
         }
+    }
+
+    /// Name what is resolved in the error of a refused reference ("only {scope} are
+    /// resolved"; default: "the contract's own schema files").
+    #[must_use]
+    pub fn scope(mut self, scope: &'static str) -> Self {
+        self.scope = Some(scope);
+        self
     }
 
     /// The document held in memory at `uri` (fragment ignored); files of a folder are not
@@ -244,7 +256,8 @@ impl jsonschema::Retrieve for LocalRetriever {
         match self.0.fetch(text) {
             Ok(Some(document)) => Ok(document),
             Ok(None) => Err(format!(
-                "reference to {text} refused: only the contract's own schema files are resolved"
+                "reference to {text} refused: only {} are resolved",
+                self.0.scope.unwrap_or("the contract's own schema files")
             )
             .into()),
             Err(reason) => Err(reason.into()),

@@ -14,7 +14,11 @@ use crate::util::{airlock, copy_shipped, root};
 
 /// Every witness of the certificate really separates the versions, in the direction it
 /// claims, under the guard's compiled schemas.
-fn assert_witnesses(certificate: &Certificate, old: &CompiledSchema, new: &CompiledSchema) {
+pub(crate) fn assert_witnesses(
+    certificate: &Certificate,
+    old: &CompiledSchema,
+    new: &CompiledSchema,
+) {
     for change in &certificate.changes {
         if let Some(w) = &change.witness {
             let verdicts = (old.is_valid(&w.instance), new.is_valid(&w.instance));
@@ -30,7 +34,7 @@ fn assert_witnesses(certificate: &Certificate, old: &CompiledSchema, new: &Compi
 }
 
 /// Two schema files in a temporary folder; certified with `agent` fields.
-fn files(
+pub(crate) fn files(
     old: &Value,
     new: &Value,
     agent: &[&str],
@@ -55,7 +59,7 @@ fn data(members: Value, required: &[&str]) -> Value {
     })
 }
 
-fn change<'c>(c: &'c Certificate, kind: &str) -> &'c airlock_harness::certify::Change {
+pub(crate) fn change<'c>(c: &'c Certificate, kind: &str) -> &'c airlock_harness::certify::Change {
     c.changes
         .iter()
         .find(|x| x.kind == kind)

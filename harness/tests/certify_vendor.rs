@@ -394,7 +394,16 @@ fn certify_lines_contract_witnesses_are_text() {
         data["commit"]["pattern"] = json!("^[0-9a-f]{40}([0-9a-f]{24})?$");
     });
     let c = certify(&dir, 1, 2).unwrap();
-    assert_eq!(c.verdict, Class::AgentVisible, "{}", c.json());
+    // The patterns compared as languages: the change at the location only widens (with a
+    // witness); the algebra leaves the whole schema's "newly rejected" undecided, and an
+    // undecided direction is never taken for "nothing rejected".
+    assert_eq!(c.verdict, Class::Unknown, "{}", c.json());
+    let widened = c
+        .changes
+        .iter()
+        .find(|x| x.kind == "pattern_changed")
+        .unwrap();
+    assert_eq!(widened.class, Class::AgentVisible, "{}", c.json());
     assert!(assert_text_witnesses(&dir, &c) > 0, "{}", c.json());
 
     // A change only a failure envelope shows: the guard builds a lines contract's

@@ -6,6 +6,7 @@ mod bounds;
 mod certify;
 mod certify_semantic;
 mod certify_vendor;
+mod certify_witness;
 mod check;
 mod check_exec;
 mod check_reports;

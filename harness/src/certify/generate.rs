@@ -533,6 +533,29 @@ impl Generator<'_> {
                 push_unique(&mut out, Value::Object(o));
             }
         }
+        // A member named after each pattern of `patternProperties` (a name the pattern
+        // matches, no listed member's), with a value of its subschema.
+        let patterns: Vec<(String, Value)> = map
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .take(PER_NODE)
+            .map(|(p, s)| (p.clone(), s.clone()))
+            .collect();
+        for (pattern, schema) in patterns {
+            let name = self
+                .pattern_strings(&pattern, |_| true)
+                .into_iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .find(|n| !properties.contains_key(n) && allowed(n));
+            let value = self.values(&schema, depth + 1).into_iter().next();
+            if let (Some(name), Some(value)) = (name, value) {
+                let mut o = padded.clone();
+                o.insert(name, value);
+                push_unique(&mut out, Value::Object(o));
+            }
+        }
         let mut all = padded;
         for (name, first, _) in &optional_values {
             all.insert(name.clone(), first.clone());

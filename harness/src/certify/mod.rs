@@ -11,6 +11,7 @@
 //! decides; **compatible** — proved, or every difference invisible to the agent.
 
 mod generate;
+mod pattern;
 mod raw;
 mod semantic;
 mod structural;
@@ -364,16 +365,21 @@ fn replay(old: &Contract, new: &Contract, corpus: &Corpus) -> Vec<Replay> {
 ///
 /// # Errors
 ///
-/// When either file does not load as a schema (the error names the file).
-pub fn certify_files(
-    old: &Path,
-    new: &Path,
-    agent: &[String],
-) -> Result<Certificate, airlock_guard::ContractError> {
+/// When either file does not load as a schema (the error names the file), or an agent
+/// field is no JSON pointer or one neither schema describes (the error names it).
+pub fn certify_files(old: &Path, new: &Path, agent: &[String]) -> Result<Certificate, FilesError> {
     let (o, n) = (
-        airlock_guard::load_schema_file(old)?,
-        airlock_guard::load_schema_file(new)?,
+        airlock_guard::load_schema_file(old).map_err(FilesError::Schema)?,
+        airlock_guard::load_schema_file(new).map_err(FilesError::Schema)?,
     );
+    for pointer in agent {
+        if let Err(reason) = agent_field(pointer, o.document(), n.document()) {
+            return Err(FilesError::AgentField {
+                pointer: pointer.clone(),
+                reason,
+            });
+        }
+    }
     let agent = if agent.is_empty() {
         vec![String::new()]
     } else {
@@ -387,6 +393,87 @@ pub fn certify_files(
     certificate.from = json!({"path": old.display().to_string(), "sha256": o.sha256()});
     certificate.to = json!({"path": new.display().to_string(), "sha256": n.sha256()});
     Ok(certificate)
+}
+
+/// Why two schema files could not be certified.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FilesError {
+    /// A file does not load as a schema.
+    Schema(airlock_guard::ContractError),
+    /// An agent field (`--agent-field`) is no JSON pointer, or neither schema describes it.
+    AgentField {
+        /// The pointer as given.
+        pointer: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for FilesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FilesError::Schema(e) => e.fmt(f),
+            FilesError::AgentField { pointer, reason } => {
+                write!(f, "--agent-field {pointer:?}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FilesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            // Transparent: the file's error is this error's text already.
+            FilesError::Schema(e) => e.source(),
+            FilesError::AgentField { .. } => None,
+        }
+    }
+}
+
+/// Whether `pointer` is a JSON pointer (RFC 6901) that the old or the new schema
+/// describes: through `properties` and items as far as they go, then (for the rest) a
+/// `patternProperties` pattern matching the next member or an `additionalProperties`
+/// schema.
+fn agent_field(pointer: &str, old: &Value, new: &Value) -> Result<(), String> {
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(
+            "not a JSON pointer: it is empty (the whole instance) or starts with '/'".into(),
+        );
+    }
+    let mut rest = pointer;
+    while let Some(i) = rest.find('~') {
+        if !matches!(rest.as_bytes().get(i + 1), Some(b'0' | b'1')) {
+            return Err("not a JSON pointer: '~' is written '~0' and '/' is written '~1'".into());
+        }
+        rest = &rest[i + 2..];
+    }
+    let described = |document: &Value| {
+        let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
+        let mut at = String::new();
+        for token in tokens {
+            let next = format!("{at}/{token}");
+            if crate::schema::schema_at(document, &next).is_empty() {
+                let name = token.replace("~1", "/").replace("~0", "~");
+                return crate::schema::schema_at(document, &at).iter().any(|s| {
+                    s.get("patternProperties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| {
+                            p.keys()
+                                .any(|k| regex::Regex::new(k).is_ok_and(|r| r.is_match(&name)))
+                        })
+                        || s.get("additionalProperties").is_some_and(Value::is_object)
+                });
+            }
+            at = next;
+        }
+        true
+    };
+    if described(old) || described(new) {
+        Ok(())
+    } else {
+        Err("neither schema describes this location (check its spelling and case)".into())
+    }
 }
 
 /// Bases kept for witness search (fixtures first, then examples and generated ones).
@@ -502,8 +589,12 @@ pub fn compare(
                 kind: "newly_rejected",
                 pointer: String::new(),
                 detail: match view.direction {
-                    Direction::Response => "a response the old version admitted is rejected now".into(),
-                    Direction::Request => "arguments the old version accepted are rejected now".into(),
+                    Direction::Response => {
+                        "a response the old version admitted is rejected now".into()
+                    }
+                    Direction::Request => {
+                        "arguments the old version accepted are rejected now".into()
+                    }
                 },
                 evidence: Evidence::Witness,
                 witness: Some(Witness {
@@ -513,14 +604,25 @@ pub fn compare(
                 }),
             }),
             Some(_) => {}
-            None if rejected == Answer::Yes => changes.push(Change {
-                class: Class::Unknown,
-                kind: "newly_rejected",
-                pointer: String::new(),
-                detail: "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into(),
-                evidence: Evidence::Structural,
-                witness: None,
-            }),
+            // Undecided, and no witness settled it: never taken for "nothing rejected"
+            // (a narrowing the documents show already makes the verdict breaking).
+            None if !changes.iter().any(|c| c.class == Class::Breaking) => {
+                changes.push(Change {
+                    class: Class::Unknown,
+                    kind: "newly_rejected",
+                    pointer: String::new(),
+                    detail: if rejected == Answer::Yes {
+                        "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into()
+                    } else {
+                        format!(
+                            "the algebra could not decide whether anything the old version admitted is rejected now ({}), and no witness was found",
+                            rejected.as_str()
+                        )
+                    },
+                    evidence: Evidence::Structural,
+                    witness: None,
+                });
+            }
             None => {}
         }
     }
@@ -567,7 +669,11 @@ pub fn compare(
             .map(|c| c.class)
             .min();
         match chosen {
-            Some((class, detail, instance)) if strongest_witnessed.is_none_or(|s| class < s) => {
+            // What is newly admitted reaches at most agent-visible: once a witnessed change
+            // shows that, an undecided visibility adds nothing.
+            Some((class, detail, instance))
+                if strongest_witnessed.is_none_or(|s| class < s && s != Class::AgentVisible) =>
+            {
                 changes.push(Change {
                     class,
                     kind: "newly_admitted",
@@ -878,6 +984,11 @@ impl Judge<'_> {
         };
         let mut best: Option<(u8, Witness)> = None;
         let mut trials = 0;
+        // Each version with only this change's keyword taken from the other (built on the
+        // first instance that separates the versions): a witness must be judged by one of
+        // them as the other version judges it, so that the keyword — not a change
+        // elsewhere — separates the versions.
+        let mut probe: Option<Option<(CompiledSchema, CompiledSchema)>> = None;
         // Bases lacking the change's parent get it built, from the version that should
         // accept the witness.
         let (parent, _) = structural::parent_and_name(&change.pointer);
@@ -921,15 +1032,36 @@ impl Judge<'_> {
                     continue;
                 }
                 let isolated = (a, b) != before;
+                let probe = probe.get_or_insert_with(|| self.probes(change));
+                let exercised = match probe {
+                    Some((old_made_new, new_made_old)) => {
+                        old_made_new.is_valid(&instance) == b
+                            || new_made_old.is_valid(&instance) == a
+                    }
+                    // No keyword to isolate: the edit at the location must flip a verdict
+                    // (at the whole instance, every edit is at the location).
+                    None => isolated || change.pointer.is_empty(),
+                };
+                if !exercised {
+                    continue;
+                }
                 let found = Witness {
                     accepted_by: if a { "old_only" } else { "new_only" },
                     instance,
                     isolated,
                 };
-                if isolated && rank == 1 {
+                if isolated && rank == 1 && (a || change.class != Class::Unknown) {
                     return Some(found);
                 }
-                let rank = rank + if isolated { 0 } else { 2 };
+                // An undecided change: a narrowing is what matters most, so an old-only
+                // witness is preferred.
+                let rank = rank
+                    + if isolated { 0 } else { 2 }
+                    + if !a && change.class == Class::Unknown {
+                        4
+                    } else {
+                        0
+                    };
                 if best.as_ref().is_none_or(|(r, _)| rank < *r) {
                     best = Some((rank, found));
                 }
@@ -937,6 +1069,97 @@ impl Judge<'_> {
         }
         best.map(|(_, w)| w)
     }
+}
+
+impl Judge<'_> {
+    /// The old version with only `change`'s keyword at its location as the new version has
+    /// it, and the new version with it as the old one has it; `None` when the change names
+    /// no keyword written at the location itself (a branch's, a member's) or a document
+    /// does not compile alone.
+    fn probes(&self, change: &Change) -> Option<(CompiledSchema, CompiledSchema)> {
+        let word = changed_keyword(change)?;
+        let (od, nd) = (self.old.document(), self.new.document());
+        Some((
+            probe(od, nd, &change.pointer, word)?,
+            probe(nd, od, &change.pointer, word)?,
+        ))
+    }
+}
+
+/// `from` with `word` at the instance location `pointer` set as `to` has it there (or
+/// removed), compiled like the guard's schemas.
+fn probe(from: &Value, to: &Value, pointer: &str, word: &str) -> Option<CompiledSchema> {
+    let (o, n) = (
+        structural::conjunction(from, pointer),
+        structural::conjunction(to, pointer),
+    );
+    let wanted = structural::keyword(&n, word);
+    if structural::keyword(&o, word) == wanted {
+        return None;
+    }
+    let holders: Vec<String> = o
+        .iter()
+        .filter(|s| s.get(word).is_some())
+        .map(|s| path_of(from, s))
+        .collect::<Option<_>>()?;
+    let target = match holders.first() {
+        Some(p) => p.clone(),
+        None => path_of(from, o.first()?)?,
+    };
+    let mut document = from.clone();
+    for p in &holders {
+        document.pointer_mut(p)?.as_object_mut()?.remove(word);
+    }
+    if let Some(value) = wanted {
+        document
+            .pointer_mut(&target)?
+            .as_object_mut()?
+            .insert(word.to_owned(), value.clone());
+    }
+    let source = document.to_string();
+    CompiledSchema::compile(
+        document,
+        source.as_bytes(),
+        "airlock://certify/probe.json",
+        &airlock_guard::Resources::new(),
+    )
+    .ok()
+}
+
+/// The keyword a structural change is about, when it is one keyword at its location.
+fn changed_keyword(change: &Change) -> Option<&str> {
+    match change.kind {
+        "enum_narrowed" | "enum_widened" | "failure_code_forwarded" => Some("enum"),
+        "keyword_changed" | "pattern_changed" | "const_changed" | "format_changed"
+        | "constraint_removed" | "limit_tightened" | "limit_loosened" => {
+            change.detail.split(' ').next()
+        }
+        _ => None,
+    }
+}
+
+/// The JSON pointer of `node` (by identity) inside `document`.
+fn path_of(document: &Value, node: &Value) -> Option<String> {
+    let mut todo = vec![(document, String::new())];
+    while let Some((at, path)) = todo.pop() {
+        if std::ptr::eq(at, node) {
+            return Some(path);
+        }
+        match at {
+            Value::Object(map) => todo.extend(
+                map.iter()
+                    .map(|(k, v)| (v, format!("{path}/{}", crate::cases::escape_token(k)))),
+            ),
+            Value::Array(items) => todo.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, format!("{path}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The values a location's `enum` and `const` list.
@@ -957,6 +1180,16 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
     let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
     out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
     out.extend(os.iter().find(|v| ns.contains(v)).cloned());
+    if let (Some(Value::String(a)), Some(Value::String(b))) =
+        (keyword(o, "pattern"), keyword(n, "pattern"))
+    {
+        // The shortest strings only one of the patterns matches.
+        for (x, y) in [(a, b), (b, a)] {
+            if let pattern::Only::Example(s) = pattern::only_in(x, y) {
+                out.push(Value::String(s));
+            }
+        }
+    }
     for schemas in [o, n] {
         for word in ["maxLength", "minLength"] {
             if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
@@ -977,9 +1210,12 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
                 }
             }
         }
+        if let Some(m) = keyword(schemas, "multipleOf").and_then(Value::as_f64) {
+            out.extend([m, 2.0 * m, 3.0 * m].into_iter().map(number));
+        }
         for word in ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"] {
             if let Some(v) = keyword(schemas, word).and_then(Value::as_f64) {
-                out.extend([v - 1.0, v, v + 1.0].into_iter().map(Value::from));
+                out.extend([v - 1.0, v, v + 1.0].into_iter().map(number));
             }
         }
     }
@@ -993,6 +1229,17 @@ fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
         json!({}),
     ]);
     out
+}
+
+/// A number as JSON, an integer when it is whole (`2`, not `2.0`: an `integer` location
+/// admits only the former).
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
 }
 
 /// Edits of a string a base holds: cut to and just past each length limit (its own

@@ -360,10 +360,11 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
     let loosened = view.loosened(pointer);
     let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
     let (ot, nt) = (types(o), types(n));
+    // The numeric keywords (`multipleOf`, limits) apply to `integer` as to `number`.
     let both = |t: &str| {
-        admits(&ot, t)
-            && admits(&nt, t)
-            && (t != "number" || admits(&ot, "integer") && admits(&nt, "integer"))
+        let admitted =
+            |set: &BTreeSet<String>| admits(set, t) || (t == "number" && admits(set, "integer"));
+        admitted(&ot) && admitted(&nt)
     };
     if ot != nt {
         let lost = EVERY_TYPE.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
@@ -431,9 +432,25 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         match (a, b) {
             (a, b) if a == b => {}
             (Some(_), None) => push(loosened, "constraint_removed", pointer, detail),
-            // A changed pattern may both narrow and widen: the witnesses say which.
-            (Some(_), Some(_)) if word == "pattern" => {
-                push(Class::Unknown, kind, pointer, detail);
+            // A changed pattern may both narrow and widen: compared as languages, one
+            // that matches every string the old one matched only widens; otherwise the
+            // witnesses say which (strings only one pattern matches are among their
+            // candidates).
+            (Some(Value::String(a)), Some(Value::String(b))) if word == "pattern" => {
+                use super::pattern::{only_in, Only};
+                match (only_in(a, b), only_in(b, a)) {
+                    (Only::Nothing, Only::Nothing) => {}
+                    (Only::Nothing, _) => push(
+                        loosened,
+                        kind,
+                        pointer,
+                        format!(
+                            "{detail} (every string the old pattern matches, the new one matches){}",
+                            view.why(pointer)
+                        ),
+                    ),
+                    _ => push(Class::Unknown, kind, pointer, detail),
+                }
             }
             _ => push(Class::Breaking, kind, pointer, detail),
         }
@@ -510,15 +527,103 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             continue;
         }
         let (a, b) = (keyword(o, word), keyword(n, word));
-        if a != b {
-            push(
-                Class::Unknown,
+        if a == b {
+            continue;
+        }
+        let detail = format!("{word} {} → {}", show(a), show(b));
+        let (narrows, widens) = match *word {
+            "multipleOf" => multiple_of(a, b),
+            "patternProperties" => pattern_properties(o, n, a, b),
+            _ => (None, None),
+        };
+        match (narrows, widens) {
+            (Some(true), Some(false)) => push(Class::Breaking, "keyword_changed", pointer, detail),
+            (Some(false), Some(true)) => push(
+                loosened,
                 "keyword_changed",
                 pointer,
-                format!("{word} {} → {}", show(a), show(b)),
-            );
+                format!("{detail}{}", view.why(pointer)),
+            ),
+            (Some(true), Some(true)) => {
+                push(Class::Breaking, "keyword_changed", pointer, detail.clone());
+                push(
+                    loosened,
+                    "keyword_changed",
+                    pointer,
+                    format!("{detail}{}", view.why(pointer)),
+                );
+            }
+            // Which way it goes is left to the witnesses (and to the algebra).
+            _ => push(Class::Unknown, "keyword_changed", pointer, detail),
         }
     }
+}
+
+/// Whether a `multipleOf` change narrows and whether it widens, when the numbers say:
+/// a multiple of the old divisor (or a divisor newly set) narrows, a divisor of it (or one
+/// removed) widens; otherwise both may hold (`None`).
+fn multiple_of(a: Option<&Value>, b: Option<&Value>) -> (Option<bool>, Option<bool>) {
+    let whole = |x: f64| x.is_finite() && (x - x.round()).abs() < 1e-9;
+    match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
+        (None, Some(_)) => (Some(true), Some(false)),
+        (Some(_), None) => (Some(false), Some(true)),
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 && whole(b / a) => (Some(true), Some(false)),
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 && whole(a / b) => (Some(false), Some(true)),
+        _ => (None, None),
+    }
+}
+
+/// Whether a `patternProperties` change narrows and whether it widens, when only whole
+/// patterns were added or removed and `additionalProperties` settles what their names meet
+/// instead: removed from a closed object (or added to an open one) narrows, removed from
+/// an open object (or added to a closed one) widens. A pattern whose subschema changed, or
+/// an `additionalProperties` schema, leaves it to the witnesses (`None`).
+fn pattern_properties(
+    o: &[&Value],
+    n: &[&Value],
+    a: Option<&Value>,
+    b: Option<&Value>,
+) -> (Option<bool>, Option<bool>) {
+    let empty = Map::new();
+    let (a, b) = (
+        a.and_then(Value::as_object).unwrap_or(&empty),
+        b.and_then(Value::as_object).unwrap_or(&empty),
+    );
+    if a.iter().any(|(k, v)| b.get(k).is_some_and(|w| w != v)) {
+        return (None, None);
+    }
+    // What names no pattern matches meet: closed, open, or a schema (undecided).
+    let rest = |s: &[&Value]| -> Option<bool> {
+        if closed(s) {
+            return Some(true);
+        }
+        match keyword(s, "additionalProperties") {
+            None | Some(Value::Bool(true)) => Some(false),
+            Some(_) => None,
+        }
+    };
+    let (removed, added) = (
+        a.keys().any(|k| !b.contains_key(k)),
+        b.keys().any(|k| !a.contains_key(k)),
+    );
+    let (old_closed, new_closed) = (rest(o), rest(n));
+    let mut narrows = false;
+    let mut widens = false;
+    if removed {
+        match new_closed {
+            Some(true) => narrows = true,
+            Some(false) => widens = true,
+            None => return (None, None),
+        }
+    }
+    if added {
+        match old_closed {
+            Some(true) => widens = true,
+            Some(false) => narrows = true,
+            None => return (None, None),
+        }
+    }
+    (Some(narrows), Some(widens))
 }
 
 /// The `anyOf`/`oneOf`/`allOf` written at a location, compared branch by branch: a
