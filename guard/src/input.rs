@@ -4,11 +4,10 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::contract::{invalid, ContractError};
+use crate::contract::{check_vendor_file_name, invalid, ContractError};
 use crate::mcp::{ContentKind, McpInput, TextRule};
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
-use crate::resources::is_plain_name;
 use crate::upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
 
 /// What the raw response of a contract is (`[input] kind` in `contract.toml`).
@@ -188,12 +187,7 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                      \"vendor.v1.schema.json\" in the contract folder)",
                 )
             })?;
-            if !is_plain_name(&schema_file) || !schema_file.ends_with(".json") {
-                return Err(invalid(
-                    "input.schema",
-                    format!("{schema_file:?} is not a .json file name in the contract folder"),
-                ));
-            }
+            check_vendor_file_name(&schema_file)?;
             let map = mappings(input.map.unwrap_or_default(), None)?;
             if map.is_empty() {
                 return Err(invalid(

@@ -173,6 +173,9 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
     for (input, expected) in [
         ("[input]\nkind = \"vendor\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "names its vendor schema"),
         ("[input]\nkind = \"vendor\"\nschema = \"../v.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "not a .json file name"),
+        // A vendor schema named as a contract schema version would be read as both (found
+        // in review: lint and the loader must agree on what a version file is).
+        ("[input]\nkind = \"vendor\"\nschema = \"v2.schema.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "the name of a contract schema version"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n", "maps at least one member"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/y/z\"\n", "vendor.json cannot contain"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"b\"\nfrom = \"/x\"\n", "data.b is filled from the source but the schema cannot contain it"),
@@ -193,4 +196,27 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
     }
     let contract = Contract::load(root().join("schemas/git_branch_head")).unwrap();
     assert!(matches!(contract.input(), InputKind::Lines(_)));
+}
+
+#[test]
+fn a_contract_schema_version_file_is_exactly_v_digits_schema_json() {
+    use airlock_guard::{schema_version, version_file};
+    assert_eq!(schema_version("v1.schema.json"), Some(1));
+    assert_eq!(schema_version("v12.schema.json"), Some(12));
+    assert_eq!(schema_version(&version_file(u32::MAX)), Some(u32::MAX));
+    for name in [
+        "vendor.v2.schema.json",
+        "vendor.v1.schema.json",
+        "v.schema.json",
+        "v01.schema.json",
+        "v+1.schema.json",
+        "v-1.schema.json",
+        "v1.json",
+        "V1.schema.json",
+        "v4294967296.schema.json",
+        "v1.schema.json.bak",
+        "gitlab.json",
+    ] {
+        assert_eq!(schema_version(name), None, "{name}");
+    }
 }

@@ -619,3 +619,102 @@ fn an_mcp_output_schema_without_schema_keyword_is_2020_12_and_not_an_envelope() 
     assert!(!mcp.contains("schema-dialect"), "{mcp:?}");
     assert!(!mcp.contains("envelope-overlap"), "{mcp:?}");
 }
+
+/// The rules of the findings on the file named `name`.
+fn rules_on(findings: &[airlock_harness::lint::LintFinding], name: &str) -> Vec<&'static str> {
+    findings
+        .iter()
+        .filter(|f| f.file.file_name().is_some_and(|n| n == name))
+        .map(|f| f.rule)
+        .collect()
+}
+
+#[test]
+fn a_vendor_schema_staged_or_kept_beside_the_one_in_use_is_linted_as_a_vendor_schema() {
+    // Found in review: `vendor.v2.schema.json` starts with `v`, so it was linted as a
+    // contract schema version (open-object, envelope-overlap) and the upgrade failed lint.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("ci_pipeline_status", tmp.path());
+    std::fs::copy(
+        dir.join("vendor.v1.schema.json"),
+        dir.join("vendor.v2.schema.json"),
+    )
+    .unwrap();
+    let staged = lint_contract(&dir);
+    assert!(
+        staged.iter().all(|f| f.severity != Severity::Error),
+        "{staged:?}"
+    );
+    // Switched to v2, v1 kept.
+    let manifest = dir.join("contract.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "schema = \"vendor.v1.schema.json\"",
+            "schema = \"vendor.v2.schema.json\"",
+        ),
+    )
+    .unwrap();
+    let switched = lint_contract(&dir);
+    assert!(
+        switched.iter().all(|f| f.severity != Severity::Error),
+        "{switched:?}"
+    );
+    let out = airlock(&["lint", "--contract", dir.to_str().unwrap()], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A staged vendor schema is still held to the vendor rules.
+    let mut staged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("vendor.v1.schema.json")).unwrap()).unwrap();
+    staged["$defs"] = serde_json::json!({"far": {"$ref": "https://example.com/x.json"}});
+    std::fs::write(dir.join("vendor.v1.schema.json"), staged.to_string()).unwrap();
+    assert_eq!(
+        rules_on(&lint_contract(&dir), "vendor.v1.schema.json"),
+        ["remote-ref"]
+    );
+}
+
+#[test]
+fn a_vendor_schema_not_named_v_star_is_linted_and_a_contract_that_does_not_load_keeps_vendor_rules()
+{
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("ci_pipeline_status", tmp.path());
+    let mut vendor: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("vendor.v1.schema.json")).unwrap()).unwrap();
+    std::fs::remove_file(dir.join("vendor.v1.schema.json")).unwrap();
+    vendor["oneOf"][0]["properties"]["ref"]["pattern"] = "(a+)+".into();
+    std::fs::write(dir.join("gitlab.json"), vendor.to_string()).unwrap();
+    let manifest = dir.join("contract.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(
+        "schema = \"vendor.v1.schema.json\"",
+        "schema = \"gitlab.json\"",
+    );
+    std::fs::write(&manifest, &text).unwrap();
+    let findings = lint_contract(&dir);
+    let on_vendor = rules_on(&findings, "gitlab.json");
+    assert!(on_vendor.contains(&"backtracking-pattern"), "{findings:?}");
+    assert!(!on_vendor.contains(&"open-object"), "{findings:?}");
+    // The same contract broken (a mapping into a member data does not have): the vendor
+    // schema is still linted by the vendor rules, not as a contract schema.
+    std::fs::write(
+        &manifest,
+        text.replacen("field = \"ref\"", "field = \"no_such_member\"", 1),
+    )
+    .unwrap();
+    let findings = lint_contract(&dir);
+    assert!(
+        findings.iter().any(|f| f.rule == "contract-load"),
+        "{findings:?}"
+    );
+    let on_vendor = rules_on(&findings, "gitlab.json");
+    assert!(on_vendor.contains(&"backtracking-pattern"), "{findings:?}");
+    assert!(
+        !on_vendor.contains(&"open-object") && !on_vendor.contains(&"envelope-overlap"),
+        "{findings:?}"
+    );
+}
