@@ -321,7 +321,14 @@ impl Contract {
                     .map
                     .iter()
                     .enumerate()
-                    .map(|(i, m)| (format!("input.map[{i}].from"), &m.from));
+                    .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
+                    .chain(
+                        vendor
+                            .failure
+                            .iter()
+                            .enumerate()
+                            .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
+                    );
                 for (location, pointer) in pointers {
                     if vendor_file.is_none() && !can_contain(compiled.document(), pointer.tokens())
                     {

@@ -136,7 +136,9 @@ fn every_rule_fires_where_the_schema_breaks_it() {
                     "stale-allowance",
                     "ref-cycle",
                     "older-dialect",
-                    "schema-unreadable"
+                    "schema-unreadable",
+                    "vendor-pointer-undescribed",
+                    "table-value-refused",
                 ]
                 .contains(rule),
             "{rule} never fires on the bad schema"
@@ -717,4 +719,64 @@ fn a_vendor_schema_not_named_v_star_is_linted_and_a_contract_that_does_not_load_
         !on_vendor.contains(&"open-object") && !on_vendor.contains(&"envelope-overlap"),
         "{findings:?}"
     );
+}
+
+/// A copy of the shipped `ci_pipeline_status` whose contract.toml has `from` replaced by
+/// `to` (once).
+fn ci_pipeline_with(into: &Path, from: &str, to: &str) -> std::path::PathBuf {
+    let dir = copy_shipped("ci_pipeline_status", into);
+    let manifest = dir.join("contract.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(&manifest, text.replacen(from, to, 1)).unwrap();
+    dir
+}
+
+#[test]
+fn a_pointer_an_open_vendor_schema_does_not_describe_is_a_vendor_pointer_undescribed_warning() {
+    // Found in review: the vendor schema is open, so `at = "/mesage"` loads (it can be
+    // there) though the schema says nothing of it, and the rule never matches.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = ci_pipeline_with(tmp.path(), "at = \"/message\"", "at = \"/mesage\"");
+    let findings = lint_contract(&dir);
+    let found: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule == "vendor-pointer-undescribed")
+        .collect();
+    assert_eq!(found.len(), 1, "{findings:?}");
+    assert_eq!(found[0].pointer, "/mesage");
+    assert_eq!(found[0].severity, Severity::Warning);
+    assert!(found[0].file.ends_with("contract.toml") && found[0].line > 0);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = ci_pipeline_with(tmp.path(), "from = \"/sha\"", "from = \"/commit_sha\"");
+    let pointers: Vec<String> = lint_contract(&dir)
+        .into_iter()
+        .filter(|f| f.rule == "vendor-pointer-undescribed")
+        .map(|f| f.pointer)
+        .collect();
+    assert_eq!(pointers, ["/commit_sha"]);
+}
+
+#[test]
+fn a_table_value_the_contract_schema_refuses_is_a_table_value_refused_error() {
+    // Found in review: each of these loaded, and every response with `success` was then
+    // rejected at runtime.
+    for bad in ["1", "{ x = \"CANARY\" }", "\"approved\""] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ci_pipeline_with(
+            tmp.path(),
+            "success = \"succeeded\"",
+            &format!("success = {bad}"),
+        );
+        let findings = lint_contract(&dir);
+        let refused: Vec<_> = findings
+            .iter()
+            .filter(|f| f.rule == "table-value-refused")
+            .collect();
+        assert_eq!(refused.len(), 1, "{bad}: {findings:?}");
+        assert_eq!(refused[0].pointer, "/data/state");
+        assert!(refused[0].message.contains("\"success\""), "{}", refused[0]);
+        let out = airlock(&["lint", "--contract", dir.to_str().unwrap()], b"");
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+    }
 }

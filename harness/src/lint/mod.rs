@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 mod positions;
 mod rules;
+mod upstream;
 
 pub use positions::positions;
 use rules::Linter;
@@ -56,6 +57,8 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
     ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
     ("all-optional", Severity::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
+    ("vendor-pointer-undescribed", Severity::Warning, "a vendor mapping's `from` or failure rule's `at` that the vendor schema does not describe (no `properties` entry leads there): an open object admits it, so a misspelt pointer loads, and the vendor schema promises nothing about its value"),
+    ("table-value-refused", Severity::Error, "a value of a mapping's `table` that the contract schema refuses at that `data` member: every response carrying its key would be rejected at runtime"),
     ("schema-unreadable", Severity::Error, "a schema file cannot be read or is not strict JSON"),
     ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
@@ -207,6 +210,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
         findings.extend(found);
     }
     if let Some(contract) = &contract {
+        findings.extend(upstream::lint_input(contract, &manifest));
         for finding in &mut findings {
             finding.allowed = contract
                 .lint_allowances()
