@@ -139,6 +139,8 @@ fn every_rule_fires_where_the_schema_breaks_it() {
                     "schema-unreadable",
                     "vendor-pointer-undescribed",
                     "table-value-refused",
+                    "line-bound-default",
+                    "line-bound-unreachable",
                 ]
                 .contains(rule),
             "{rule} never fires on the bad schema"
@@ -779,4 +781,48 @@ fn a_table_value_the_contract_schema_refuses_is_a_table_value_refused_error() {
         let out = airlock(&["lint", "--contract", dir.to_str().unwrap()], b"");
         assert_eq!(out.status.code(), Some(1), "{bad}");
     }
+}
+
+#[test]
+fn a_line_grammar_without_its_own_line_bound_or_with_one_never_reached_is_a_finding() {
+    // Found in review: no rule looked at line grammars; `max_line_bytes = 65536` under
+    // `max_bytes = 1024` and a grammar leaving it to the default both passed in silence.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("git_branch_head", tmp.path());
+    let manifest = dir.join("contract.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let line_rules = |dir: &Path| -> Vec<(&'static str, usize)> {
+        lint_contract(dir)
+            .into_iter()
+            .filter(|f| f.rule.starts_with("line-bound-"))
+            .map(|f| (f.rule, f.line))
+            .collect()
+    };
+    assert_eq!(line_rules(&dir), []);
+    std::fs::write(
+        &manifest,
+        text.replace("max_line_bytes = 256", "max_line_bytes = 65536"),
+    )
+    .unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("max_line_bytes"))
+        .unwrap()
+        + 1;
+    assert_eq!(line_rules(&dir), [("line-bound-unreachable", line)]);
+    std::fs::write(&manifest, text.replace("max_line_bytes = 256\n", "")).unwrap();
+    let input = text.lines().position(|l| l == "[input]").unwrap() + 1;
+    // The default (4096) is past this contract's max_bytes (1024) too.
+    assert_eq!(
+        line_rules(&dir),
+        [
+            ("line-bound-default", input),
+            ("line-bound-unreachable", input)
+        ]
+    );
+    let out = airlock(
+        &["lint", "--strict", "--contract", dir.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -59,6 +59,8 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("all-optional", Severity::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
     ("vendor-pointer-undescribed", Severity::Warning, "a vendor mapping's `from` or failure rule's `at` that the vendor schema does not describe (no `properties` entry leads there): an open object admits it, so a misspelt pointer loads, and the vendor schema promises nothing about its value"),
     ("table-value-refused", Severity::Error, "a value of a mapping's `table` that the contract schema refuses at that `data` member: every response carrying its key would be rejected at runtime"),
+    ("line-bound-default", Severity::Warning, "a line grammar (`[input] kind = \"lines\"`) without `max_line_bytes`: the default (4096) bounds its lines, not the command's own longest line"),
+    ("line-bound-unreachable", Severity::Warning, "a line grammar whose `max_line_bytes` is not below `[limits] max_bytes`: the output's limit is reached first, so lines are never held to the line bound"),
     ("schema-unreadable", Severity::Error, "a schema file cannot be read or is not strict JSON"),
     ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];

@@ -1,8 +1,9 @@
 //! Lint of `[input]` (vendor and lines contracts): what the loader cannot refuse but lets
 //! through to runtime — a pointer an open vendor schema does not describe, a table value
-//! the contract schema refuses. Findings name `contract.toml`, at the manifest's own line.
+//! the contract schema refuses, a line bound left to its default or never reached.
+//! Findings name `contract.toml`, at the manifest's own line.
 
-use airlock_guard::{Contract, InputKind, Mapping, Normalise, Pointer};
+use airlock_guard::{Contract, InputKind, LinesInput, Mapping, Normalise, Pointer};
 use serde_json::Value;
 use std::path::Path;
 
@@ -37,7 +38,10 @@ pub(super) fn lint_input(contract: &Contract, manifest: &Path) -> Vec<LintFindin
             }
             &vendor.map
         }
-        InputKind::Lines(lines) => &lines.map,
+        InputKind::Lines(lines) => {
+            line_bounds(&mut out, lines, contract.limits().max_bytes);
+            &lines.map
+        }
         _ => &[],
     };
     for mapping in map {
@@ -71,6 +75,42 @@ impl Findings<'_> {
             message,
             allowed: None,
         });
+    }
+}
+
+/// A line grammar's bounds: `max_line_bytes` written out (the default, 4096, was chosen
+/// for no command in particular) and below `[limits] max_bytes` (else the output's limit
+/// is reached first and the line bound never is). The count of lines needs no bound: it
+/// is the number of declared keys, each exactly once, no other line.
+fn line_bounds(out: &mut Findings<'_>, lines: &LinesInput, max_bytes: u64) {
+    let written = toml::from_str::<toml::Value>(out.text)
+        .ok()
+        .and_then(|m| m.get("input")?.get("max_line_bytes").cloned())
+        .is_some();
+    if !written {
+        out.flag(
+            "line-bound-default",
+            "/input/max_line_bytes",
+            "[input]",
+            format!(
+                "the line grammar does not set `max_line_bytes`: the default ({}) applies; \
+                 write the longest line the command prints",
+                lines.max_line_bytes
+            ),
+        );
+    }
+    if u64::try_from(lines.max_line_bytes).is_ok_and(|n| n >= max_bytes) {
+        out.flag(
+            "line-bound-unreachable",
+            "/input/max_line_bytes",
+            if written { "max_line_bytes" } else { "[input]" },
+            format!(
+                "`max_line_bytes` ({}) is not below `[limits] max_bytes` ({max_bytes}): the \
+                 output's limit is reached first, so no line is ever held to the line bound; \
+                 lower it to the longest line the command prints",
+                lines.max_line_bytes
+            ),
+        );
     }
 }
 
