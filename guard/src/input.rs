@@ -80,7 +80,7 @@ pub(crate) struct InputManifest {
     #[serde(default)]
     separator: Option<String>,
     #[serde(default)]
-    line_ending: Option<LineEnding>,
+    line_ending: Option<String>,
     #[serde(default)]
     max_line_bytes: Option<usize>,
     #[serde(default)]
@@ -261,10 +261,22 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                     ));
                 }
             }
+            // Read as a string so that a wrong ending is quoted escaped (`"\r"`), never
+            // printed raw into the operator's terminal.
+            let line_ending = match input.line_ending.as_deref() {
+                None | Some("\n") => LineEnding::Lf,
+                Some("\r\n") => LineEnding::CrLf,
+                Some(other) => {
+                    return Err(invalid(
+                        "input.line_ending",
+                        format!("{other:?} is not \"\\n\" or \"\\r\\n\""),
+                    ))
+                }
+            };
             let map = mappings(input.map.unwrap_or_default(), Some(&keys))?;
             Ok(InputKind::Lines(LinesInput {
                 separator,
-                line_ending: input.line_ending.unwrap_or(LineEnding::Lf),
+                line_ending,
                 max_line_bytes,
                 keys,
                 map,

@@ -199,6 +199,16 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
     }
     let contract = Contract::load(root().join("schemas/git_branch_head")).unwrap();
     assert!(matches!(contract.input(), InputKind::Lines(_)));
+    // A wrong line ending is quoted escaped, never printed raw (found in review: the
+    // error carried a bare CR and LF).
+    for ending in ["\\r", "\\n\\r", "\\u001b[0m"] {
+        let input =
+            format!("[input]\nkind = \"lines\"\nkeys = [\"a\"]\nline_ending = \"{ending}\"\n");
+        let error = load_error(&input, &[]);
+        assert!(error.contains("input.line_ending"), "{error}");
+        assert!(error.contains(r#"is not "\n" or "\r\n""#), "{error}");
+        assert!(!error.contains(['\r', '\n', '\u{1b}']), "{error:?}");
+    }
 }
 
 #[test]
@@ -222,4 +232,27 @@ fn a_contract_schema_version_file_is_exactly_v_digits_schema_json() {
     ] {
         assert_eq!(schema_version(name), None, "{name}");
     }
+}
+
+#[test]
+fn the_audit_record_of_a_vendor_contract_names_its_vendor_schema_by_digest() {
+    let dir = root().join("schemas/ci_pipeline_status");
+    let bytes = std::fs::read(dir.join("vendor.v1.schema.json")).unwrap();
+    let digest = airlock_guard::sha256_hex(&bytes);
+    let asked = request("ci_pipeline_status");
+    for body in [serde_json::to_vec(&pipeline()).unwrap(), b"{".to_vec()] {
+        let admission = guard("ci_pipeline_status").admit(&asked, &body);
+        let audit = admission.audit();
+        assert_eq!(audit.vendor_schema_sha256(), Some(digest.as_str()));
+        let line: Value = serde_json::from_str(&audit.to_json_line()).unwrap();
+        assert_eq!(line["vendor_schema_sha256"], json!(digest));
+        assert_ne!(line["schema_sha256"], line["vendor_schema_sha256"]);
+    }
+    // Other kinds carry no such member.
+    let lines = guard("git_branch_head").admit(&request("git_branch_head"), b"x");
+    assert_eq!(lines.audit().vendor_schema_sha256(), None);
+    assert!(!lines
+        .audit()
+        .to_json_line()
+        .contains("vendor_schema_sha256"));
 }
