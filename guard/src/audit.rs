@@ -314,6 +314,8 @@ pub struct AuditRecord {
     pub(crate) contract_version: u32,
     pub(crate) schema_sha256: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) vendor_schema_sha256: Option<Arc<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) adapter: Option<Arc<AdapterInfo>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) endpoint: Option<Arc<str>>,
@@ -343,6 +345,11 @@ impl AuditRecord {
     /// SHA-256 (hex) of the schema the response was judged by.
     pub fn schema_sha256(&self) -> &str {
         &self.schema_sha256
+    }
+    /// SHA-256 (hex) of the vendor schema a vendor contract's raw document was judged by
+    /// (`[input] schema`); `None` for other kinds of contract.
+    pub fn vendor_schema_sha256(&self) -> Option<&str> {
+        self.vendor_schema_sha256.as_deref()
     }
     /// The adapter, as the caller declared it.
     pub fn adapter(&self) -> Option<&AdapterInfo> {

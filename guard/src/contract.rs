@@ -269,7 +269,7 @@ impl Contract {
         check_tool_name(&manifest.tool)?;
         check_limits(manifest.limits)?;
         let version = version.unwrap_or(manifest.version);
-        let schema_path = dir.join(format!("v{version}.schema.json"));
+        let schema_path = dir.join(version_file(version));
         let source = read_contract_file(&schema_path)?;
         let document =
             parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
@@ -300,12 +300,7 @@ impl Contract {
                     ),
                 ));
             };
-            if !is_plain_name(file) || !file.ends_with(".json") {
-                return Err(invalid(
-                    "input.schema",
-                    format!("{file:?} is not a .json file name in the contract folder"),
-                ));
-            }
+            check_vendor_file_name(file)?;
             vendor.schema_file = file.to_owned();
         }
         let vendor_schema = match &input {
@@ -322,15 +317,26 @@ impl Contract {
                 let resources = Resources::folder(dir, &base_uri(&manifest.tool), SCHEMA_MAX_DEPTH);
                 let compiled = CompiledSchema::compile(document, &source, &base, &resources)
                     .map_err(|error| schema_error(&path, error, &resources))?;
-                for (i, mapping) in vendor.map.iter().enumerate() {
-                    if vendor_file.is_none()
-                        && !can_contain(compiled.document(), mapping.from.tokens())
+                let pointers = vendor
+                    .map
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
+                    .chain(
+                        vendor
+                            .failure
+                            .iter()
+                            .enumerate()
+                            .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
+                    );
+                for (location, pointer) in pointers {
+                    if vendor_file.is_none() && !can_contain(compiled.document(), pointer.tokens())
                     {
                         return Err(invalid(
-                            format!("input.map[{i}].from"),
+                            location,
                             format!(
-                                "{} names a member {} cannot contain",
-                                mapping.from, vendor.schema_file
+                                "{pointer} names a member {} cannot contain",
+                                vendor.schema_file
                             ),
                         ));
                     }
@@ -531,7 +537,7 @@ impl ContractBuilder {
             _ => None,
         };
         let source = serde_json::to_vec(&self.schema).unwrap_or_default();
-        let base = format!("{}v{}.schema.json", base_uri(&self.tool), self.version);
+        let base = format!("{}{}", base_uri(&self.tool), version_file(self.version));
         let schema = CompiledSchema::compile(self.schema, &source, &base, &Resources::new())
             .map_err(|error| ContractError::Schema {
                 path: PathBuf::from("<in memory>"),
@@ -555,6 +561,45 @@ impl ContractBuilder {
             },
         )
     }
+}
+
+/// The file of the contract schema at `version`: `v{version}.schema.json`.
+pub fn version_file(version: u32) -> String {
+    format!("v{version}.schema.json")
+}
+
+/// The version whose contract schema a file named `name` is: `v<digits>.schema.json`
+/// exactly as [`version_file`] writes it (no leading zero, no sign, within `u32`). `None`
+/// for every other name — a vendor schema such as `vendor.v2.schema.json`, a file a
+/// `$ref` names — which is never a contract schema version.
+pub fn schema_version(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix('v')?.strip_suffix(".schema.json")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let version: u32 = digits.parse().ok()?;
+    (version_file(version) == name).then_some(version)
+}
+
+/// A vendor schema's file: a `.json` file name in the contract folder that is not a
+/// contract schema version's (`v2.schema.json` would be read as both).
+pub(crate) fn check_vendor_file_name(file: &str) -> Result<(), ContractError> {
+    if !is_plain_name(file) || !file.ends_with(".json") {
+        return Err(invalid(
+            "input.schema",
+            format!("{file:?} is not a .json file name in the contract folder"),
+        ));
+    }
+    if schema_version(file).is_some() {
+        return Err(invalid(
+            "input.schema",
+            format!(
+                "{file:?} is the name of a contract schema version (v<N>.schema.json): name \
+                 the vendor schema otherwise, such as \"vendor.v1.schema.json\""
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A tool name is a name, never a path: 1 to 128 of `A-Z a-z 0-9 _ . -` (the MCP

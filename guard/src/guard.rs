@@ -51,6 +51,7 @@ pub struct Guard {
     contract: Contract,
     tool: Arc<str>,
     schema_sha256: Arc<str>,
+    vendor_schema_sha256: Option<Arc<str>>,
     projection: Arc<Projection>,
     adapter: Option<Arc<AdapterInfo>>,
     endpoint: Option<Arc<str>>,
@@ -149,6 +150,7 @@ impl Guard {
         Self {
             tool: Arc::from(contract.tool()),
             schema_sha256: Arc::from(contract.schema().sha256()),
+            vendor_schema_sha256: contract.vendor_schema().map(|s| Arc::from(s.sha256())),
             projection: Arc::new(Projection::new(
                 contract.agent_fields(),
                 contract.input().mcp().is_none(),
@@ -235,6 +237,7 @@ impl Guard {
             tool: Arc::clone(&self.tool),
             contract_version: self.contract.version(),
             schema_sha256: Arc::clone(&self.schema_sha256),
+            vendor_schema_sha256: self.vendor_schema_sha256.clone(),
             adapter: self.adapter.clone(),
             endpoint: self.endpoint.clone(),
             request_id: Arc::from(request.request_id.as_str()),

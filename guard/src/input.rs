@@ -4,11 +4,10 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::contract::{invalid, ContractError};
+use crate::contract::{check_vendor_file_name, invalid, ContractError};
 use crate::mcp::{ContentKind, McpInput, TextRule};
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
-use crate::resources::is_plain_name;
 use crate::upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
 
 /// What the raw response of a contract is (`[input] kind` in `contract.toml`).
@@ -81,7 +80,7 @@ pub(crate) struct InputManifest {
     #[serde(default)]
     separator: Option<String>,
     #[serde(default)]
-    line_ending: Option<LineEnding>,
+    line_ending: Option<String>,
     #[serde(default)]
     max_line_bytes: Option<usize>,
     #[serde(default)]
@@ -188,12 +187,7 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                      \"vendor.v1.schema.json\" in the contract folder)",
                 )
             })?;
-            if !is_plain_name(&schema_file) || !schema_file.ends_with(".json") {
-                return Err(invalid(
-                    "input.schema",
-                    format!("{schema_file:?} is not a .json file name in the contract folder"),
-                ));
-            }
+            check_vendor_file_name(&schema_file)?;
             let map = mappings(input.map.unwrap_or_default(), None)?;
             if map.is_empty() {
                 return Err(invalid(
@@ -267,10 +261,22 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                     ));
                 }
             }
+            // Read as a string so that a wrong ending is quoted escaped (`"\r"`), never
+            // printed raw into the operator's terminal.
+            let line_ending = match input.line_ending.as_deref() {
+                None | Some("\n") => LineEnding::Lf,
+                Some("\r\n") => LineEnding::CrLf,
+                Some(other) => {
+                    return Err(invalid(
+                        "input.line_ending",
+                        format!("{other:?} is not \"\\n\" or \"\\r\\n\""),
+                    ))
+                }
+            };
             let map = mappings(input.map.unwrap_or_default(), Some(&keys))?;
             Ok(InputKind::Lines(LinesInput {
                 separator,
-                line_ending: input.line_ending.unwrap_or(LineEnding::Lf),
+                line_ending,
                 max_line_bytes,
                 keys,
                 map,

@@ -76,7 +76,8 @@ pub use audit::{
 };
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
 pub use contract::{
-    load_schema_file, Contract, ContractBuilder, ContractError, LintAllowance, MANIFEST,
+    load_schema_file, schema_version, version_file, Contract, ContractBuilder, ContractError,
+    LintAllowance, MANIFEST,
 };
 pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 pub use guard::{Admission, Guard, GuardBuilder};

@@ -173,12 +173,18 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
     for (input, expected) in [
         ("[input]\nkind = \"vendor\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "names its vendor schema"),
         ("[input]\nkind = \"vendor\"\nschema = \"../v.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "not a .json file name"),
+        // A vendor schema named as a contract schema version would be read as both (found
+        // in review: lint and the loader must agree on what a version file is).
+        ("[input]\nkind = \"vendor\"\nschema = \"v2.schema.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n", "the name of a contract schema version"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n", "maps at least one member"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/y/z\"\n", "vendor.json cannot contain"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"b\"\nfrom = \"/x\"\n", "data.b is filled from the source but the schema cannot contain it"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\nnormalise = \"titlecase\"\n", "not a normalisation"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\nnormalise = \"lowercase\"\ntable = { A = \"a\" }\n", "not both"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n[[input.failure]]\nat = \"/x\"\ncode = \"INVALID_RESPONSE\"\n", "not NOT_FOUND or UPSTREAM_UNAVAILABLE"),
+        // A failure rule's `at` is checked as a mapping's `from` is (found in review:
+        // `at = "/mesage"` loaded and never matched).
+        ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n[[input.failure]]\nat = \"/mesage\"\ncode = \"NOT_FOUND\"\n", "input.failure[0].at"),
         ("[input]\nkind = \"lines\"\nkeys = []\n", "declares its keys"),
         ("[input]\nkind = \"lines\"\nkeys = [\"a\", \"a\"]\n", "declared twice"),
         ("[input]\nkind = \"lines\"\nkeys = [\"a=b\"]\n", "not a key"),
@@ -193,4 +199,60 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
     }
     let contract = Contract::load(root().join("schemas/git_branch_head")).unwrap();
     assert!(matches!(contract.input(), InputKind::Lines(_)));
+    // A wrong line ending is quoted escaped, never printed raw (found in review: the
+    // error carried a bare CR and LF).
+    for ending in ["\\r", "\\n\\r", "\\u001b[0m"] {
+        let input =
+            format!("[input]\nkind = \"lines\"\nkeys = [\"a\"]\nline_ending = \"{ending}\"\n");
+        let error = load_error(&input, &[]);
+        assert!(error.contains("input.line_ending"), "{error}");
+        assert!(error.contains(r#"is not "\n" or "\r\n""#), "{error}");
+        assert!(!error.contains(['\r', '\n', '\u{1b}']), "{error:?}");
+    }
+}
+
+#[test]
+fn a_contract_schema_version_file_is_exactly_v_digits_schema_json() {
+    use airlock_guard::{schema_version, version_file};
+    assert_eq!(schema_version("v1.schema.json"), Some(1));
+    assert_eq!(schema_version("v12.schema.json"), Some(12));
+    assert_eq!(schema_version(&version_file(u32::MAX)), Some(u32::MAX));
+    for name in [
+        "vendor.v2.schema.json",
+        "vendor.v1.schema.json",
+        "v.schema.json",
+        "v01.schema.json",
+        "v+1.schema.json",
+        "v-1.schema.json",
+        "v1.json",
+        "V1.schema.json",
+        "v4294967296.schema.json",
+        "v1.schema.json.bak",
+        "gitlab.json",
+    ] {
+        assert_eq!(schema_version(name), None, "{name}");
+    }
+}
+
+#[test]
+fn the_audit_record_of_a_vendor_contract_names_its_vendor_schema_by_digest() {
+    let dir = root().join("schemas/ci_pipeline_status");
+    let bytes = std::fs::read(dir.join("vendor.v1.schema.json")).unwrap();
+    let digest = airlock_guard::sha256_hex(&bytes);
+    let asked = request("ci_pipeline_status");
+    for body in [serde_json::to_vec(&pipeline()).unwrap(), b"{".to_vec()] {
+        let admission = guard("ci_pipeline_status").admit(&asked, &body);
+        let audit = admission.audit();
+        assert_eq!(audit.vendor_schema_sha256(), Some(digest.as_str()));
+        let line: Value = serde_json::from_str(&audit.to_json_line()).unwrap();
+        assert_eq!(line["vendor_schema_sha256"], json!(digest));
+        assert_ne!(line["schema_sha256"], line["vendor_schema_sha256"]);
+    }
+    // Other kinds carry no such member.
+    let lines = guard("git_branch_head").admit(&request("git_branch_head"), b"x");
+    assert_eq!(lines.audit().vendor_schema_sha256(), None);
+    assert!(!lines
+        .audit()
+        .to_json_line()
+        .contains("vendor_schema_sha256"));
 }

@@ -495,3 +495,62 @@ fn certify_vendor_contract_version_witnesses_are_vendor_documents() {
         (true, false)
     );
 }
+
+#[test]
+fn certify_vendor_time_format_dropped_is_judged_by_the_normaliser_s_own_rule() {
+    // Found in review: the claim "still rejects at normalise" rested on one value (""). The
+    // probes now try the fixture's own time in every spelling at the edge of
+    // `format: date-time`; rfc3339_utc (strict RFC 3339) refuses them all, so the change
+    // is compatible, and the detail says what was probed.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = vendor_pair(
+        tmp.path(),
+        |_| {},
+        |new| {
+            member(new, "updated_at")
+                .as_object_mut()
+                .unwrap()
+                .shift_remove("format");
+        },
+    );
+    let c = certify_pair(&dir);
+    assert_eq!(c.verdict, Class::Compatible, "{}", c.json());
+    let noted = change(&c, "vendor_value_changed", "/updated_at");
+    assert!(noted.detail.contains("leap second"), "{}", noted.detail);
+}
+
+#[test]
+fn certify_vendor_type_change_under_a_mapped_member_is_breaking_with_a_witness() {
+    // Found in review: integer → string for `id` was a compatible "vendor_value_changed"
+    // (only the fixture replay said breaking): every base was already judged differently,
+    // and no edit made both guards admit it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = vendor_pair(
+        tmp.path(),
+        |_| {},
+        |new| *member(new, "id") = json!({"type": "string", "maxLength": 20}),
+    );
+    let c = certify_pair(&dir);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let rejected = change(&c, "mapped_value_newly_rejected", "/id");
+    assert_eq!(rejected.class, Class::Breaking);
+    assert_eq!(rejected.witness.as_ref().unwrap().accepted_by, "old_only");
+}
+
+#[test]
+fn certify_vendor_type_change_under_a_failure_member_is_breaking_and_agent_visible() {
+    // Found in review: string → object for the error `message` was compatible.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = vendor_pair(
+        tmp.path(),
+        |_| {},
+        |new| new["oneOf"][1]["properties"]["message"] = json!({"type": "object"}),
+    );
+    let c = certify_pair(&dir);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    let rejected = change(&c, "failure_shape_newly_rejected", "/message");
+    assert_eq!(rejected.witness.as_ref().unwrap().accepted_by, "old_only");
+    let admitted = change(&c, "failure_shape_newly_admitted", "/message");
+    assert_eq!(admitted.class, Class::AgentVisible);
+    assert_eq!(admitted.witness.as_ref().unwrap().accepted_by, "new_only");
+}

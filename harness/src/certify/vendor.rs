@@ -186,6 +186,9 @@ enum Role {
         field: String,
         optional: bool,
         table: Vec<Value>,
+        /// Mapped with `rfc3339_utc`: the probes add the time spellings at the edge of
+        /// `format: date-time` (the normaliser is then the only gate).
+        time: bool,
     },
     /// The `at` of a failure rule.
     Failure { equals: Option<Value>, code: String },
@@ -215,6 +218,7 @@ fn probed_pointers(vendor: &VendorInput) -> Vec<(String, Role)> {
                     field: m.field.clone(),
                     optional: m.optional,
                     table,
+                    time: matches!(m.normalise, airlock_guard::Normalise::Rfc3339Utc),
                 },
             ));
         }
@@ -338,25 +342,51 @@ fn probe(
         // base they already judge differently is a witness here only when an edit at
         // this pointer makes both admit it: then its own value there is the cause.
         let before = guards.verdicts(base, request);
+        let mut base_edits = edits.clone();
+        if let Role::Mapped { time: true, .. } = role {
+            for v in time_spellings(base.pointer(pointer)) {
+                if !base_edits.contains(&Some(v.clone())) {
+                    base_edits.push(Some(v));
+                }
+            }
+        }
+        let edited = |edit: &Option<Value>| {
+            let mut doc = base.clone();
+            set_at(&mut doc, pointer, edit.clone()).then_some(doc)
+        };
         let tried: Vec<(Value, Option<Value>)> = if before.0 == before.1 {
-            edits
+            base_edits
                 .iter()
-                .filter_map(|edit| {
-                    let mut doc = base.clone();
-                    set_at(&mut doc, pointer, edit.clone()).then(|| (doc, edit.clone()))
-                })
+                .filter_map(|edit| Some((edited(edit)?, edit.clone())))
                 .collect()
         } else {
-            let implicated = edits.iter().any(|edit| {
-                probes += 1;
-                let mut doc = base.clone();
-                set_at(&mut doc, pointer, edit.clone())
-                    && guards.verdicts(&doc, request) == (true, true)
-            });
+            // The vendor schema that refuses this base: when an edit here alone makes it
+            // accept the base, the base's own value here is the cause (a type changed
+            // under a mapped member or a failure rule's member), whatever the mapping
+            // then makes of the edit.
+            let refusing = if before.0 { nv } else { ov };
+            let implicated = !refusing.is_valid(base)
+                && base_edits.iter().any(|edit| {
+                    probes += 1;
+                    edited(edit).is_some_and(|doc| {
+                        refusing.is_valid(&doc) || guards.verdicts(&doc, request) == (true, true)
+                    })
+                });
             if !implicated {
                 continue;
             }
-            vec![(base.clone(), base.pointer(pointer).cloned())]
+            // The base, then edits here that the guards judge the other way round (a
+            // failure shape the new vendor schema holds and the old one refused).
+            let mut tried = vec![(base.clone(), base.pointer(pointer).cloned())];
+            for edit in &base_edits {
+                probes += 1;
+                if let Some(doc) = edited(edit) {
+                    if guards.verdicts(&doc, request) == (before.1, before.0) {
+                        tried.push((doc, edit.clone()));
+                    }
+                }
+            }
+            tried
         };
         for (doc, edit) in tried {
             probes += 1;
@@ -452,13 +482,21 @@ fn probe(
         }
     }
     if found.is_empty() {
-        let detail = match noted {
+        let mut detail = match noted {
             Some((_, note)) => note,
             None => format!(
                 "{} changed in the vendor schema; no probe made the guards disagree",
                 role.describe()
             ),
         };
+        if let Role::Mapped { time: true, .. } = role {
+            detail.push_str(
+                " (the fixtures' times were also probed in the spellings at the edge of \
+                 `format: date-time` — lower-case t/z, a space, a leap second, ten fraction \
+                 digits, a comma fraction, offsets without a colon or minutes, no offset — \
+                 and rfc3339_utc refuses every one the guards disagree on)",
+            );
+        }
         found.push(Change {
             class: Class::Compatible,
             kind: "vendor_value_changed",
@@ -469,6 +507,37 @@ fn probe(
         });
     }
     found
+}
+
+/// Spellings of the time `value` (a string) that `format: date-time` may tell apart from
+/// what `rfc3339_utc` normalises: lower-case `t`/`z`, a space for `T`, a leap second, a
+/// ten-digit fraction, ISO 8601's offsets without a colon or minutes, a comma fraction.
+/// Derived from the fixture's own time, so a freshness check still passes them.
+fn time_spellings(value: Option<&Value>) -> Vec<Value> {
+    let Some(text) = value.and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let (Some(date), Some(rest)) = (text.get(..10), text.get(11..)) else {
+        return Vec::new();
+    };
+    let Some(clock) = rest.get(..8) else {
+        return Vec::new();
+    };
+    let hm = &clock[..5];
+    let mut out = vec![
+        format!("{date}t{clock}Z"),
+        format!("{date}T{clock}z"),
+        format!("{date} {clock}Z"),
+        format!("{date}T{hm}:60Z"),
+        format!("{date}T{clock}.1234567890Z"),
+        format!("{date}T{clock},5Z"),
+        format!("{date}T{clock}+0000"),
+        format!("{date}T{clock}+00"),
+        format!("{date}T{hm}Z"),
+        format!("{date}T{clock}"),
+    ];
+    out.retain(|s| s != text);
+    out.into_iter().map(Value::String).collect()
 }
 
 /// Why a newly admitted value stays out: the table that does not list it.

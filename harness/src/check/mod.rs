@@ -745,7 +745,7 @@ fn case_file(subject: &Subject, case: &Case) -> Option<PathBuf> {
             let contract = subject.guard.contract();
             contract
                 .dir()
-                .map(|d| d.join(format!("v{}.schema.json", contract.version())))
+                .map(|d| d.join(airlock_guard::version_file(contract.version())))
         })
 }
 

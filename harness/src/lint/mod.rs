@@ -8,7 +8,7 @@
 //! assert!(findings.iter().all(|f| f.severity != Severity::Error || f.allowed.is_some()));
 //! ```
 
-use airlock_guard::{in_place_ref_cycle, parse, Contract, Pointer};
+use airlock_guard::{in_place_ref_cycle, parse, schema_version, Contract, InputKind, Pointer};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt;
@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 mod positions;
 mod rules;
+mod upstream;
 
 pub use positions::positions;
 use rules::Linter;
@@ -56,6 +57,10 @@ pub const RULES: &[(&str, Severity, &str)] = &[
     ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
     ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
     ("all-optional", Severity::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
+    ("vendor-pointer-undescribed", Severity::Warning, "a vendor mapping's `from` or failure rule's `at` that the vendor schema does not describe (no `properties` entry leads there): an open object admits it, so a misspelt pointer loads, and the vendor schema promises nothing about its value"),
+    ("table-value-refused", Severity::Error, "a value of a mapping's `table` that the contract schema refuses at that `data` member: every response carrying its key would be rejected at runtime"),
+    ("line-bound-default", Severity::Warning, "a line grammar (`[input] kind = \"lines\"`) without `max_line_bytes`: the default (4096) bounds its lines, not the command's own longest line"),
+    ("line-bound-unreachable", Severity::Warning, "a line grammar whose `max_line_bytes` is not below `[limits] max_bytes`: the output's limit is reached first, so lines are never held to the line bound"),
     ("schema-unreadable", Severity::Error, "a schema file cannot be read or is not strict JSON"),
     ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
@@ -126,8 +131,11 @@ impl fmt::Display for LintFinding {
     }
 }
 
-/// Lint every `v*.schema.json` of the contract in `dir`, with its agent fields and its
-/// `[lint] allow` list. A contract that does not load is itself a finding.
+/// Lint the contract in `dir`: every contract schema version (`v<N>.schema.json`, the
+/// loader's own rule) with the contract's rules, its agent fields and its `[lint] allow`
+/// list; for a vendor contract, the vendor schema `[input] schema` names and any other
+/// `*.schema.json` beside it (a vendor schema staged for an upgrade, or the one kept
+/// after it) with the vendor rules. A contract that does not load is itself a finding.
 pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
     let manifest = dir.join(airlock_guard::MANIFEST);
     let (contract, mut findings) = match Contract::load(dir) {
@@ -146,6 +154,15 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             }],
         ),
     };
+    // The vendor schema's name, read from the manifest as written when the contract does
+    // not load (its files are still linted, each by its own rules).
+    let vendor: Option<String> = match &contract {
+        Some(c) => match c.input() {
+            InputKind::Vendor(v) => Some(v.schema_file.clone()),
+            _ => None,
+        },
+        None => vendor_schema_as_written(&manifest),
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -153,7 +170,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
                 .map(|e| e.path())
                 .filter(|p| {
                     let name = p.file_name().unwrap_or_default().to_string_lossy();
-                    name.starts_with('v') && name.ends_with(".schema.json")
+                    name.ends_with(".schema.json") || vendor.as_deref() == Some(&*name)
                 })
                 .collect()
         })
@@ -164,26 +181,25 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
         .map(|c| c.tool().to_owned())
         .unwrap_or_default();
     for file in files {
-        let current = contract
-            .as_ref()
-            .is_some_and(|c| file.ends_with(format!("v{}.schema.json", c.version())));
-        let fields = match (&contract, current) {
-            (Some(c), true) => c.agent_fields().to_vec(),
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let Some(version) = schema_version(&name) else {
+            if vendor.is_some() {
+                // A vendor schema describes the upstream's own broad document: it may be
+                // open and unbounded (only mapped members reach the envelope, whose closed
+                // schema is linted in full), but it must still load safely. The one
+                // `[input] schema` names, and any other beside it: staged for an upgrade
+                // (`vendor.v2.schema.json`) or kept after one.
+                let mut found = lint_schema_file(&file, &[], Some(&tool));
+                found.retain(|f| VENDOR_RULES.contains(&f.rule));
+                findings.extend(found);
+            }
+            // Otherwise a file a `$ref` reaches: linted where it is used.
+            continue;
+        };
+        let fields = match &contract {
+            Some(c) if c.version() == version => c.agent_fields().to_vec(),
             _ => Vec::new(),
         };
-        let vendor = contract.as_ref().and_then(|c| match c.input() {
-            airlock_guard::InputKind::Vendor(v) => Some(v.schema_file.clone()),
-            _ => None,
-        });
-        if vendor.is_some_and(|name| file.ends_with(&name)) {
-            // A vendor schema describes the upstream's own broad document: it may be open
-            // and unbounded (only mapped members reach the envelope, whose closed schema is
-            // linted in full), but it must still load safely.
-            let mut found = lint_schema_file(&file, &[], Some(&tool));
-            found.retain(|f| VENDOR_RULES.contains(&f.rule));
-            findings.extend(found);
-            continue;
-        }
         let mut found = lint_schema_file(&file, &fields, Some(&tool));
         if contract.as_ref().is_some_and(|c| c.input().mcp().is_some()) {
             // An MCP output schema: no `$schema` is 2020-12 by the MCP specification, and
@@ -193,16 +209,17 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
                     && f.rule != "envelope-overlap"
             });
         }
-        if let Some(contract) = &contract {
-            for finding in &mut found {
-                finding.allowed = contract
-                    .lint_allowances()
-                    .iter()
-                    .find(|a| a.rule == finding.rule && a.at == finding.pointer)
-                    .map(|a| a.reason.clone());
-            }
-        }
         findings.extend(found);
+    }
+    if let Some(contract) = &contract {
+        findings.extend(upstream::lint_input(contract, &manifest));
+        for finding in &mut findings {
+            finding.allowed = contract
+                .lint_allowances()
+                .iter()
+                .find(|a| a.rule == finding.rule && a.at == finding.pointer)
+                .map(|a| a.reason.clone());
+        }
     }
     if let Some(contract) = &contract {
         for allowance in contract.lint_allowances() {
@@ -227,6 +244,17 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
         }
     }
     findings
+}
+
+/// `[input] schema` of a vendor manifest that does not load, read as plain TOML.
+fn vendor_schema_as_written(manifest: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let value: toml::Value = toml::from_str(&text).ok()?;
+    let input = value.get("input")?;
+    if input.get("kind")?.as_str()? != "vendor" {
+        return None;
+    }
+    input.get("schema")?.as_str().map(str::to_owned)
 }
 
 /// Lint one schema file; `fields` are the agent fields it serves (none for a standalone

@@ -348,7 +348,7 @@ fn update(
         });
     }
     let to = from + 1;
-    let next = dir.join(format!("v{to}.schema.json"));
+    let next = dir.join(airlock_guard::version_file(to));
     if std::fs::symlink_metadata(&next).is_ok() {
         return refused(format!(
             "{} exists while {MANIFEST} says version = {from}: remove it, or set the version \

@@ -396,7 +396,7 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
             if tool.get("outputSchema") == Some(contract.schema().document()) {
                 state.drifted.remove(name);
             } else {
-                let file = format!("v{}.schema.json", contract.version());
+                let file = airlock_guard::version_file(contract.version());
                 let path = contract
                     .dir()
                     .map_or_else(|| file.clone(), |d| d.join(&file).display().to_string());
