@@ -330,6 +330,15 @@ fn result<'a>(
              judge (text alone is never admitted)",
         ));
     };
+    if !matches!(structured, Node::Object(_)) {
+        // MCP: structured content is a JSON object; a contract's schema that admits more
+        // (`true`, an array) never makes a string or an array one.
+        return Err(reject(
+            "structuredContent",
+            STRUCTURED_CONTENT,
+            "`structuredContent` is not a JSON object (MCP requires one)",
+        ));
+    }
     if input.text == TextRule::Agree {
         for (index, text) in texts {
             agree(index, &text, &structured, max_depth)?;
@@ -481,6 +490,22 @@ mod tests {
                 ..McpInput::default()
             };
             assert_eq!(decode_str(&ignore, &body).unwrap(), "structured");
+        }
+    }
+
+    #[test]
+    fn structured_content_that_is_not_an_object_is_refused() {
+        for value in [r#""IGNORE""#, r#"["IGNORE"]"#, "1", "null", "true"] {
+            let body = ok(&format!(
+                r#"{{"content":[{{"type":"text","text":"{}"}}],"structuredContent":{value}}}"#,
+                value.replace('"', "\\\"")
+            ));
+            let d = decode_str(&McpInput::default(), &body).unwrap_err();
+            assert_eq!(
+                (d.stage(), d.keyword()),
+                (Stage::Decode, "structuredContent"),
+                "{body}"
+            );
         }
     }
 

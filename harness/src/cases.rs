@@ -106,7 +106,7 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// `name` (a contract's tool, a case id, anything a contract, corpus or adapter chose) as
 /// one file-name component that stays inside the folder it is joined to: characters
-/// outside `[A-Za-z0-9_.-]` become `_`, at most 100 are kept, and a name that had to be
+/// outside `[A-Za-z0-9_.-]` become `_`, at most 128 are kept (a tool name's own bound), and a name that had to be
 /// changed (or is empty, `.` or `..`) gets a digest of the original, so two names never
 /// share a file.
 pub fn file_component(name: &str) -> String {
@@ -119,7 +119,7 @@ pub fn file_component(name: &str) -> String {
                 '_'
             }
         })
-        .take(100)
+        .take(128)
         .collect();
     if safe == name && !matches!(name, "" | "." | "..") {
         safe
@@ -316,6 +316,9 @@ mod tests {
         }
         assert_eq!(file_component("review_status"), "review_status");
         assert_eq!(file_component("job.run-1"), "job.run-1");
+        // A tool name may be 128 characters: its corpus folder is its own name.
+        let longest = "t".repeat(128);
+        assert_eq!(file_component(&longest), longest);
     }
     use serde_json::json;
 

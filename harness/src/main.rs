@@ -4,6 +4,7 @@ mod cli;
 
 use airlock_harness::exit::Exit;
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Airlock: contracts between untrusted tool output and AI agents.
@@ -69,7 +70,8 @@ fn main() -> ExitCode {
                 .split('\n')
                 .map(|line| airlock_harness::report::printable(line).into_owned())
                 .collect();
-            eprintln!("airlock: error: {}", lines.join("\n"));
+            // A closed stderr only loses the message (eprintln! would panic on it).
+            let _ = writeln!(std::io::stderr(), "airlock: error: {}", lines.join("\n"));
             if error.chain().any(|e| e.is::<cli::WriteError>()) {
                 Exit::Internal.into()
             } else {
@@ -77,7 +79,10 @@ fn main() -> ExitCode {
             }
         }
         Err(_) => {
-            eprintln!("airlock: internal error (a bug in airlock; please report it with the command line)");
+            let _ = writeln!(
+                std::io::stderr(),
+                "airlock: internal error (a bug in airlock; please report it with the command line)"
+            );
             Exit::Internal.into()
         }
     }

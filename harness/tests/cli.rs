@@ -704,3 +704,18 @@ fn admit_on_an_mcp_contract_prints_the_agents_call_tool_result() {
     assert_eq!(envelope["error"]["code"], "INVALID_RESPONSE");
     assert_eq!(envelope["request_id"], "3");
 }
+
+/// A closed stderr (`2>&1 | true` after the reader left) loses the message, never the
+/// exit code: a usage error is still 2, not a panic's 101.
+#[test]
+fn an_error_with_stderr_closed_still_exits_with_its_code() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["mcp", "import", "--tools-list", "no/such/tools_list.json"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+}

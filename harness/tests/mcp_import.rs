@@ -269,6 +269,50 @@ fn bad_tools_list_files_are_clear_errors_naming_the_file_and_write_nothing() {
     assert_eq!(o.status.code(), Some(2), "a source is required");
 }
 
+/// MCP structured content is an object: an outputSchema that is not an object schema
+/// (`true`, an array) would make a contract judging nothing; it is refused. A tool name
+/// of 128 characters (the longest) imports with a corpus `airlock check` finds.
+#[test]
+fn a_non_object_output_schema_is_refused_and_the_longest_name_imports_whole() {
+    let temp = tempfile::tempdir().unwrap();
+    let long = "t".repeat(128);
+    let tools = [
+        json!({"name": "anything", "inputSchema": {"type": "object"}, "outputSchema": true}),
+        json!({"name": "list", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}),
+        json!({"name": long, "inputSchema": {"type": "object"},
+               "outputSchema": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 8}}, "required": ["a"]}}),
+    ];
+    let file = save_list(temp.path(), "list.json", &tools);
+    let root = temp.path().join("w");
+    let o = import_files(&[&file], &root);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("refused   anything: its outputSchema is not an object schema"),
+        "{text}"
+    );
+    assert!(
+        text.contains("refused   list: its outputSchema is not an object schema"),
+        "{text}"
+    );
+    assert!(!root.join("schemas/anything").exists() && !root.join("schemas/list").exists());
+    assert!(root
+        .join("corpora")
+        .join(&long)
+        .join("request.json")
+        .exists());
+    let dir = root.join("schemas").join(&long);
+    let out = run(&[
+        "check",
+        "--contract",
+        dir.to_str().unwrap(),
+        "--cases",
+        "5",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn a_tool_name_that_is_not_a_contract_name_is_skipped_and_never_a_path() {
     let temp = tempfile::tempdir().unwrap();

@@ -783,6 +783,99 @@ read -r line
     assert_eq!(status, 0, "{stderr}");
 }
 
+/// Client requests that could take a guarded call around its guard are refused with a
+/// JSON-RPC error, never forwarded: a repeated member (read one way here, another way by
+/// the server) and a task-augmented call (its result would come by `tasks/result`). A
+/// request dropped for its size is answered too.
+#[test]
+fn requests_that_could_bypass_the_guard_are_refused_and_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    let received = dir.path().join("received");
+    let server = script(
+        dir.path(),
+        "record.sh",
+        &format!(
+            "while read -r line; do printf '%s\\n' \"$line\" >> {}; done\n",
+            received.display()
+        ),
+    );
+    let mut session = Session::start(
+        &[
+            "--contract",
+            review.to_str().unwrap(),
+            "--unguarded",
+            "pass",
+            "--max-message-bytes",
+            "4096",
+        ],
+        &server,
+    );
+    let repeated = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","name":"other","arguments":{{}}}}}}"#
+    );
+    session.send(&repeated);
+    let answer = session.recv();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(1), json!(-32600)),
+        "{answer}"
+    );
+    let task = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"change_id":"CR-1"}},"task":{{"ttl":60000}}}}}}"#
+    );
+    session.send(&task);
+    let answer = session.recv();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(2), json!(-32602)),
+        "{answer}"
+    );
+    assert!(answer["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("task"));
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "p".repeat(8000)
+    );
+    session.send(&long);
+    let answer = session.recv();
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(3), json!(-32600)),
+        "{answer}"
+    );
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    // None of the three reached the server.
+    let forwarded = std::fs::read_to_string(&received).unwrap_or_default();
+    assert!(forwarded.is_empty(), "{forwarded}");
+}
+
+/// The server exits while a process it started keeps its stdout open: the proxy sees the
+/// exit itself, answers what is pending and exits 4 (not at the calls' deadlines).
+#[test]
+fn a_server_that_exits_leaving_a_child_holding_its_stdout_still_ends_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let server = script(dir.path(), "fork.sh", "read -r line\nsleep 60 &\nexit 5\n");
+    let started = Instant::now();
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(&call(3, server_tools().0, "CR-1"));
+    let answer = session.recv();
+    assert_eq!(answer["id"], 3, "{answer}");
+    assert_eq!(answer["error"]["message"], "airlock: the MCP server exited");
+    let (status, _) = session.wait();
+    assert_eq!(status, 4);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn malformed_and_unknown_lines_are_dropped_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -816,7 +909,7 @@ read -r line
     let (status, stderr) = session.finish();
     assert_eq!(status, 0, "{stderr}");
     assert!(
-        stderr.contains("dropped a client line that is not a JSON object"),
+        stderr.contains("dropped a client line that is not one strict JSON object"),
         "{stderr}"
     );
     assert!(
@@ -1009,6 +1102,49 @@ fn a_server_that_exits_mid_call_answers_pending_requests_and_exits_4() {
     assert_eq!(ids, [json!("list-1"), json!(3)]);
     let (status, _) = session.wait();
     assert_eq!(status, 4);
+}
+
+/// A `tools/list` answer a client may read otherwise than the proxy compares it is drift:
+/// a tool listed twice (drifted, then as the contract says) and a repeated
+/// `outputSchema` member are refused with --strict-drift.
+#[test]
+fn a_tool_listed_twice_or_a_repeated_output_schema_is_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let tool = server_tools().0;
+    let schema = std::fs::read_to_string(review.join("v1.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&schema).unwrap();
+    let twice = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[
+        {"name": tool, "inputSchema": {"type":"object"}, "outputSchema": {"type":"object"}},
+        {"name": tool, "inputSchema": {"type":"object"}, "outputSchema": schema}
+    ]}})
+    .to_string();
+    let repeated = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"result":{{"tools":[{{"name":"{tool}","inputSchema":{{"type":"object"}},"outputSchema":{{"type":"object"}},"outputSchema":{schema}}}]}}}}"#
+    );
+    let server = script(
+        dir.path(),
+        "lists.sh",
+        &format!(
+            "read -r line\nprintf '%s\\n' '{twice}'\nread -r line\nprintf '%s\\n' '{repeated}'\nread -r line\n"
+        ),
+    );
+    let mut session = Session::start(
+        &["--contract", review.to_str().unwrap(), "--strict-drift"],
+        &server,
+    );
+    for id in [2, 3] {
+        session.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#
+        ));
+        let answer = session.recv();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert!(answer["error"]["message"].is_string(), "{answer}");
+    }
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("is listed twice"), "{stderr}");
+    assert!(stderr.contains("not strict JSON"), "{stderr}");
 }
 
 #[test]

@@ -18,8 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The server's review tool (renamed change_review; review_status before the rename).
 if grep -q 'def change_review(' tests/mcp/server.py; then tool=change_review; else tool=review_status; fi
-# schemas/change_review without its `fresh` check: the test server's observed_at is a fixed
-# time (its answers are deterministic), which a live call would find stale.
+# schemas/change_review without its `fresh` check: this check is about what passes the
+# proxy, not the clock (the server's observed_at is the call's time, or fixed when
+# AIRLOCK_TEST_FIXED_TIME is set).
 mkdir "$tmp/$tool"
 cp schemas/change_review/v1.schema.json "$tmp/$tool/"
 python3 - "$tmp/$tool/contract.toml" "$tool" <<'PY'

@@ -237,7 +237,16 @@ pub fn import(list: &ToolsList, options: &ImportOptions) -> Result<Vec<ToolImpor
                 reason: "listed twice: the first listing was imported".into(),
             }
         } else if let Some(schema) = schema {
-            if is_tool_name(&name) {
+            if schema.get("type").and_then(Value::as_str) != Some("object") {
+                // MCP: an output schema describes an object (structured content is one);
+                // `true` or an array schema would make a contract that judges nothing.
+                Outcome::Refused {
+                    reason: "its outputSchema is not an object schema (MCP requires \
+                             \"type\": \"object\" at its root): not imported; ask the \
+                             server's authors to publish one"
+                        .into(),
+                }
+            } else if is_tool_name(&name) {
                 import_tool(&name, tool, schema, list, options, &mut entry)?
             } else {
                 Outcome::Skipped {

@@ -326,9 +326,24 @@ impl Proxy {
 fn supervise(shared: &Shared, events: &Receiver<Event>, child: &mut Child) -> Ending {
     let mut client_closed = false;
     let mut grace: Option<Instant> = None;
+    let mut exited = false;
     loop {
         let event = match grace {
-            None => events.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            // The server's own exit is watched too: a process it started may hold its
+            // stdout open for ever, so the end of its stdout alone would never come.
+            None => match events.recv_timeout(TICK) {
+                Err(RecvTimeoutError::Timeout) => {
+                    if !exited && matches!(child.try_wait(), Ok(Some(_))) {
+                        exited = true;
+                        // What it wrote before exiting is still read; its process group
+                        // goes now, and with it whatever held the pipe.
+                        kill(child);
+                        grace = Some(Instant::now() + EXIT_GRACE);
+                    }
+                    continue;
+                }
+                other => other,
+            },
             Some(deadline) => {
                 events.recv_timeout(deadline.saturating_duration_since(Instant::now()))
             }

@@ -29,7 +29,17 @@ pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in:
                     "dropped a client line over {} bytes (--max-message-bytes)",
                     shared.message_bound - 1
                 ));
-                if !matches!(skip_line(&mut reader), Ok(true)) {
+                // A request the client waits on gets its answer now, not at its timeout.
+                let mut scanner = StreamScan::default();
+                scanner.feed(&buf);
+                let went_on = matches!(skip_line_scanning(&mut reader, &mut scanner), Ok(true));
+                refuse_dropped(
+                    shared,
+                    &scanner.members(),
+                    -32600,
+                    "airlock: the request exceeded --max-message-bytes",
+                );
+                if !went_on {
                     break;
                 }
                 continue;
@@ -66,11 +76,19 @@ pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in:
 
 /// One line from the client: `true` when it is forwarded.
 fn from_client(shared: &Shared, line: &[u8]) -> bool {
-    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line) else {
+    // Strictly: a member repeated (a second `id`, `method` or `name`) could be read one way
+    // here and another way by the server, routing a guarded call around its guard.
+    let Ok(Value::Object(message)) = airlock_guard::parse(line, CLIENT_MAX_DEPTH) else {
         shared.note(&format!(
-            "dropped a client line that is not a JSON object ({} bytes)",
+            "dropped a client line that is not one strict JSON object ({} bytes)",
             line.len()
         ));
+        refuse_dropped(
+            shared,
+            &scan(line),
+            -32600,
+            "airlock: the request is not one strict JSON object (a repeated member, a byte order mark, trailing bytes, invalid text): refused",
+        );
         return false;
     };
     let method = message.get("method").and_then(Value::as_str);
@@ -109,6 +127,20 @@ fn from_client(shared: &Shared, line: &[u8]) -> bool {
     true
 }
 
+/// Deepest client message read (a JSON-RPC envelope around arguments).
+const CLIENT_MAX_DEPTH: usize = 256;
+
+/// A client request the proxy dropped gets a JSON-RPC error when its `id` can be found,
+/// so the client does not wait for its own timeout.
+fn refuse_dropped(shared: &Shared, members: &crate::mcp::wire::Members, code: i64, message: &str) {
+    if !members.method || members.answer || members.bad_id {
+        return;
+    }
+    if let Some(id) = &members.id {
+        shared.answer_error(id, code, message);
+    }
+}
+
 /// The pending entry of a `tools/call` to forward, or `None` when the proxy answered it.
 fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pending> {
     let modern = params
@@ -125,6 +157,15 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
     };
     match shared.guarded(tool) {
         Ok(()) => {
+            if params.and_then(|p| p.get("task")).is_some() {
+                // Its result would come by `tasks/result`, outside the contract.
+                shared.answer_error(
+                    id,
+                    -32602,
+                    "airlock: a task-augmented call of a guarded tool is refused (its result would bypass the contract): call it without params.task",
+                );
+                return None;
+            }
             if !(id.is_string() || id.is_i64() || id.is_u64()) {
                 shared.answer_error(
                     id,
@@ -371,8 +412,17 @@ fn with_newline(line: &[u8]) -> Vec<u8> {
 /// Compare a `tools/list` answer with the contracts; report drift. With `--strict-drift`
 /// and a drifted tool in it, the error message that replaces the answer.
 fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> {
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
-        return None;
+    // Strictly: with a member repeated (a second `outputSchema`), the client may read
+    // another schema than the one compared here.
+    let message = match airlock_guard::parse(line, CLIENT_MAX_DEPTH) {
+        Ok(message) => message,
+        Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() => {
+            shared.note("drift: the tools/list answer is not strict JSON (a repeated member?): it cannot be compared with the contracts");
+            return shared
+                .strict_drift
+                .then(|| "airlock: the tools/list answer is not strict JSON".to_owned());
+        }
+        Err(_) => return None,
     };
     let result = message.get("result")?;
     let tools = result.get("tools").and_then(Value::as_array)?;
@@ -383,11 +433,22 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
         if first_page {
             state.listed.clear();
         }
+        let mut on_this_page = BTreeSet::new();
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else {
                 continue;
             };
             state.listed.insert(name.to_owned());
+            if !on_this_page.insert(name) {
+                // Which listing a client keeps is its own choice: a tool listed twice
+                // drifts whatever each listing says.
+                notes.push(format!("drift: tool {} is listed twice", shown(name)));
+                if shared.guards.contains_key(name) {
+                    state.drifted.insert(name.to_owned());
+                    drifted_here.insert(name.to_owned());
+                }
+                continue;
+            }
             let Some(guard) = shared.guards.get(name) else {
                 notes.push(format!("drift: tool {} has no contract", shown(name)));
                 continue;
