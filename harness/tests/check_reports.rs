@@ -381,3 +381,50 @@ fn baselined_findings_are_accepted_in_every_report_and_a_rewrite_keeps_the_revie
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `airlock lint --report sarif=PATH`: valid SARIF 2.1.0 with a rule per lint rule and
+/// every finding at its file, line and column.
+#[test]
+fn lint_writes_sarif_with_its_rules_and_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lint.sarif");
+    let out = airlock(
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--report",
+            &format!("sarif={}", path.display()),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    assert!(!findings.is_empty(), "the shipped contracts have warnings");
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let sarif: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), airlock_harness::lint::RULES.len());
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), findings.len());
+    for (result, finding) in results.iter().zip(findings) {
+        assert_eq!(result["ruleId"], finding["rule"]);
+        let region = &result["locations"][0]["physicalLocation"]["region"];
+        assert_eq!(region["startLine"], finding["line"], "{result}");
+        assert_eq!(
+            rules[result["ruleIndex"].as_u64().unwrap() as usize]["id"],
+            finding["rule"]
+        );
+    }
+}

@@ -778,7 +778,7 @@ fn line_of(file: &Path, location: &str) -> Option<usize> {
 }
 
 /// A path relative to the working directory when it is inside it.
-fn relative(path: &Path) -> String {
+pub(crate) fn relative(path: &Path) -> String {
     let cwd = std::env::current_dir().ok();
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     cwd.and_then(|cwd| canonical.strip_prefix(cwd).ok().map(Path::to_path_buf))

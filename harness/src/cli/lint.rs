@@ -27,7 +27,7 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
     format: LintFormat,
-    /// Also write the findings in FORMAT to PATH (repeatable; human or json).
+    /// Also write the findings in FORMAT to PATH (repeatable; human, json or sarif).
     #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
     reports: Vec<(LintFormat, PathBuf)>,
     /// Print the rules and exit.
@@ -47,6 +47,9 @@ pub enum LintFormat {
     Human,
     /// `{"findings": [...], "totals": {...}}`.
     Json,
+    /// SARIF 2.1.0 for code scanning: a rule per lint rule, findings at file, line and
+    /// column, allowed findings suppressed with their reason.
+    Sarif,
 }
 
 pub fn run(args: LintArgs) -> Result<Exit> {
@@ -96,6 +99,7 @@ pub fn run(args: LintArgs) -> Result<Exit> {
                 ));
                 text
             }
+            LintFormat::Sarif => format!("{}\n", airlock_harness::lint::sarif(&findings)),
             LintFormat::Json => {
                 let report = serde_json::json!({
                     "findings": findings,

@@ -332,3 +332,73 @@ pub fn lint_schema(
     findings.dedup();
     findings
 }
+
+/// The findings as SARIF 2.1.0 for code scanning: one rule per lint rule (with its text
+/// as help), each finding located at its file, line and column, a finding allowed in
+/// `contract.toml` suppressed with its reason, and `partialFingerprints` of rule, file and
+/// pointer (stable across edits that move lines).
+pub fn sarif(findings: &[LintFinding]) -> String {
+    let level = |severity: Severity| match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|(id, severity, what)| {
+            serde_json::json!({
+                "id": id,
+                "name": id,
+                "shortDescription": {"text": what},
+                "fullDescription": {"text": what},
+                "help": {"text": format!("{what}. Fix the schema, or allow the finding in contract.toml's [lint] allow with a reason (docs/lint.md).")},
+                "defaultConfiguration": {"level": level(*severity)},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let uri = crate::check::report::relative(&f.file);
+            let fingerprint = airlock_guard::sha256_hex(
+                format!("{}\u{1}{uri}\u{1}{}", f.rule, f.pointer).as_bytes(),
+            );
+            let mut physical = serde_json::json!({"artifactLocation": {"uri": uri}});
+            if f.line > 0 {
+                physical["region"] =
+                    serde_json::json!({"startLine": f.line, "startColumn": f.column.max(1)});
+            }
+            let at = if f.pointer.is_empty() {
+                "(root)"
+            } else {
+                &f.pointer
+            };
+            let mut result = serde_json::json!({
+                "ruleId": f.rule,
+                "ruleIndex": RULES.iter().position(|(id, _, _)| *id == f.rule).unwrap_or(0),
+                "level": level(f.severity),
+                "message": {"text": format!("{at}: {}", f.message)},
+                "locations": [{"physicalLocation": physical}],
+                "partialFingerprints": {"airlockLint/v1": fingerprint},
+            });
+            if let Some(reason) = &f.allowed {
+                result["suppressions"] = serde_json::json!([
+                    {"kind": "inSource", "status": "accepted", "justification": reason}
+                ]);
+            }
+            result
+        })
+        .collect();
+    let sarif = serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "airlock lint",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&sarif).unwrap_or_default()
+}
