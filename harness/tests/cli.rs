@@ -501,7 +501,7 @@ fn lint_and_certify_write_every_report_of_one_run() {
     )
     .stdout;
     assert_eq!(std::fs::read(&markdown).unwrap(), printed);
-    let bad = airlock(&["lint", "--report", "sarif=x.sarif"], b"");
+    let bad = airlock(&["lint", "--report", "junit=x.xml"], b"");
     assert_eq!(bad.status.code(), Some(2));
 }
 

@@ -33,6 +33,12 @@ fn all_optional_flags_an_object_admitting_nothing_but_not_branches_or_required_m
     // Inside a composition branch a sibling may require the members.
     let branch = format!(r#"{{"anyOf": [{optional}, {{"type": "null"}}]}}"#);
     assert_eq!(lint_text(&schema(&branch)), []);
+    // Dependencies apply only when their member is present: `{}` still passes.
+    let dependent = optional.replacen('{', r#"{"dependentRequired": {"a": ["b"]}, "#, 1);
+    assert_eq!(
+        lint_text(&schema(&dependent)),
+        [("all-optional", "/properties/data".to_owned())]
+    );
 }
 
 #[test]

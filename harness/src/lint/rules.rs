@@ -508,9 +508,8 @@ fn admits_empty(object: &serde_json::Map<String, Value>) -> bool {
         "oneOf",
         "not",
         "if",
-        "dependentRequired",
-        "dependentSchemas",
-        "dependencies",
+        // `dependentRequired`, `dependentSchemas` and `dependencies` apply only when
+        // their member is present: `{}` passes them all.
         "$ref",
         "$dynamicRef",
         "$recursiveRef",
