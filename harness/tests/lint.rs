@@ -628,6 +628,11 @@ fn an_mcp_output_schema_without_schema_keyword_is_2020_12_and_not_an_envelope() 
     let mcp = rules("[input]\nkind = \"mcp\"");
     assert!(!mcp.contains("schema-dialect"), "{mcp:?}");
     assert!(!mcp.contains("envelope-overlap"), "{mcp:?}");
+    // An MCP contract that does not load (an unknown [input] key) is still read as MCP:
+    // its load error, not a false `$schema` finding.
+    let broken = rules("[input]\nkind = \"mcp\"\ntext = \"sometimes\"");
+    assert!(broken.contains("contract-load"), "{broken:?}");
+    assert!(!broken.contains("schema-dialect"), "{broken:?}");
 }
 
 /// The rules of the findings on the file named `name`.

@@ -201,7 +201,12 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             _ => Vec::new(),
         };
         let mut found = lint_schema_file(&file, &fields, Some(&tool));
-        if contract.as_ref().is_some_and(|c| c.input().mcp().is_some()) {
+        let mcp = match &contract {
+            Some(c) => c.input().mcp().is_some(),
+            // A contract that does not load is still read for its kind, as written.
+            None => input_kind_as_written(&manifest).as_deref() == Some("mcp"),
+        };
+        if mcp {
             // An MCP output schema: no `$schema` is 2020-12 by the MCP specification, and
             // the schema judges `structuredContent`, not an envelope of branches.
             found.retain(|f| {
@@ -244,6 +249,13 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
         }
     }
     findings
+}
+
+/// `[input] kind` of a manifest that does not load, read as plain TOML.
+fn input_kind_as_written(manifest: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let value: toml::Value = toml::from_str(&text).ok()?;
+    value.get("input")?.get("kind")?.as_str().map(str::to_owned)
 }
 
 /// `[input] schema` of a vendor manifest that does not load, read as plain TOML.

@@ -351,6 +351,9 @@ fn update(
     }
     let from = current.current_version();
     if current.schema().document() == schema {
+        // The corpus may be missing (an earlier import could not write it): its missing
+        // pieces are added, nothing is overwritten.
+        corpus_skeleton(name, tool, corpus, entry)?;
         return Ok(Outcome::Unchanged {
             contract: dir.to_path_buf(),
             version: from,
