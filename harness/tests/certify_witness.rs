@@ -290,3 +290,32 @@ fn a_remote_reference_in_two_file_mode_names_the_files_given() {
     );
     assert!(!stderr.contains("contract's own"), "{stderr}");
 }
+
+/// A plain schema becoming one alternative of several is one branch added (or, the other
+/// way, removed): no `maxLength`/`minLength` "lost" beside a branch "added" that was the
+/// old schema all along (reviewer's contract v2 → v7).
+#[test]
+fn a_schema_made_nullable_is_one_branch_added_without_artefacts() {
+    let old = schema(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"required":["r"],"properties":{"r":{"type":"string","minLength":1,"maxLength":128}}}"#,
+    );
+    let new = schema(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"required":["r"],"properties":{"r":{"anyOf":[{"type":"string","minLength":1,"maxLength":128},{"type":"null"}]}}}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::AgentVisible, "{}", c.json());
+    let kinds: Vec<(&str, &str)> = c
+        .changes
+        .iter()
+        .map(|x| (x.kind, x.pointer.as_str()))
+        .collect();
+    assert_eq!(kinds, [("branch_added", "/r")], "{}", c.json());
+    assert_eq!(
+        c.changes[0].witness.as_ref().unwrap().instance,
+        json!({"r": null})
+    );
+    let (back, _, _) = files(&new, &old, &[]);
+    assert_eq!(back.verdict, Class::Breaking, "{}", back.json());
+    let kinds: Vec<&str> = back.changes.iter().map(|x| x.kind).collect();
+    assert_eq!(kinds, ["branch_removed"], "{}", back.json());
+}

@@ -290,8 +290,10 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                     }
                 }
                 let (o, n) = (conjunction(old, pointer), conjunction(new, pointer));
-                compare(&o, &n, pointer, view, &mut push);
-                branches(old, new, &o, &n, pointer, view, &mut push);
+                if !lifted(old, new, &o, &n, pointer, view, &mut push) {
+                    compare(&o, &n, pointer, view, &mut push);
+                    branches(old, new, &o, &n, pointer, view, &mut push);
+                }
             }
             (false, false) => {}
         }
@@ -685,6 +687,91 @@ fn branches(
         }
         // (The same branches in another order admit the same values: nothing to say.)
     }
+}
+
+/// A plain schema on one side, alternatives (`anyOf`/`oneOf`, and no `type` beside them)
+/// on the other: the plain schema is read as the one alternative it was, so
+/// `string` → `anyOf[string, null]` is one branch added, not a `maxLength` lost beside a
+/// branch "added" that was there all along. `true` when it said what changed.
+fn lifted(
+    old: &Value,
+    new: &Value,
+    o: &[&Value],
+    n: &[&Value],
+    pointer: &str,
+    view: &View,
+    push: &mut Push<'_>,
+) -> bool {
+    let alternatives = |s: &[&Value]| -> Option<(&'static str, Vec<Value>)> {
+        let [node] = s else { return None };
+        if node.get("type").is_some() {
+            return None;
+        }
+        ["anyOf", "oneOf"].into_iter().find_map(|key| {
+            node.get(key)
+                .and_then(Value::as_array)
+                .map(|branches| (key, branches.clone()))
+        })
+    };
+    fn plain<'s>(s: &[&'s Value]) -> Option<&'s Value> {
+        match s {
+            [node] if node.get("anyOf").is_none() && node.get("oneOf").is_none() => Some(*node),
+            _ => None,
+        }
+    }
+    // (the plain schema, its document, the alternatives, theirs, whether the plain is old)
+    let (single, single_doc, (key, branches), branches_doc, plain_is_old) =
+        match (plain(o), alternatives(n), plain(n), alternatives(o)) {
+            (Some(p), Some(a), _, _) => (p, old, a, new, true),
+            (_, _, Some(p), Some(a)) => (p, new, a, old, false),
+            _ => return false,
+        };
+    let single_normal = normal(single_doc, single, 0);
+    let normals: Vec<Value> = branches
+        .iter()
+        .map(|b| normal(branches_doc, b, 0))
+        .collect();
+    let kept = normals
+        .iter()
+        .position(|b| *b == single_normal)
+        .or_else(|| {
+            // The one branch of the plain schema's type: compared keyword by keyword.
+            let same: Vec<usize> = (0..normals.len())
+                .filter(|i| {
+                    single_normal.get("type").is_some()
+                        && normals[*i].get("type") == single_normal.get("type")
+                })
+                .collect();
+            let [i] = same.as_slice() else { return None };
+            let (a, b) = (&single_normal, &normals[*i]);
+            if plain_is_old {
+                compare(&[a], &[b], pointer, view, push);
+            } else {
+                compare(&[b], &[a], pointer, view, push);
+            }
+            Some(*i)
+        });
+    let Some(kept) = kept else {
+        return false;
+    };
+    for (_, b) in normals.iter().enumerate().filter(|(i, _)| *i != kept) {
+        if plain_is_old {
+            push(
+                view.loosened(pointer),
+                "branch_added",
+                pointer,
+                format!("{key} branch {b} added{}", view.why(pointer)),
+            );
+        } else {
+            push(
+                Class::Breaking,
+                "branch_removed",
+                pointer,
+                format!("{key} branch {b} removed"),
+            );
+        }
+    }
+    true
 }
 
 /// The branches a structural change names (for witnesses drawn from them): the `anyOf`/
