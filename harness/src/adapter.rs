@@ -124,4 +124,6 @@ impl Adapter for GuardAdapter {
     }
 }
 
-pub use crate::exec::{adopt_orphans, kill_all_adapters, ExecAdapter, MAX_ANSWER_LINE, WINDOW};
+pub use crate::exec::{
+    adopt_orphans, kill_all_adapters, stopping, ExecAdapter, MAX_ANSWER_LINE, WINDOW,
+};

@@ -11,7 +11,7 @@ use airlock_harness::exit::Exit;
 use airlock_harness::report::{printable, Report, Severity};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -249,6 +249,13 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             source: std::io::Error::other(e.to_string()),
         })?
     };
+    if adapter::stopping() {
+        // SIGINT/SIGTERM arrived and killed the adapters under the run: the handler exits
+        // 130/143 now; no report of a run cut short, no exit of ours first.
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
     let mut report = report;
     let today = airlock_guard::jiff::tz::Offset::UTC
         .to_datetime(airlock_guard::jiff::Timestamp::now())
@@ -359,7 +366,11 @@ fn stop_on_signals() -> Result<()> {
             } else {
                 (Exit::Terminated, "SIGTERM")
             };
-            eprintln!("airlock check: stopped by {name}; the adapters were killed");
+            // (A closed stderr must not stop the exit: no eprintln! panic here.)
+            let _ = writeln!(
+                std::io::stderr(),
+                "airlock check: stopped by {name}; the adapters were killed"
+            );
             std::process::exit(exit as i32);
         }
     });

@@ -39,6 +39,12 @@ pub fn kill_all_adapters() {
     reap_adopted(&[], &groups);
 }
 
+/// Whether [`kill_all_adapters`] ran: a signal handler is ending the process, and a run
+/// that finished meanwhile (its adapters killed under it) must not report or exit first.
+pub fn stopping() -> bool {
+    live().stopping
+}
+
 /// On Linux, make this process a child subreaper (`PR_SET_CHILD_SUBREAPER`): an
 /// adapter's descendant that leaves the process group (`setsid`) and loses its parent is
 /// re-parented here instead of to init, and is killed and reaped whenever an adapter is
