@@ -6,9 +6,27 @@ use airlock_harness::adapter::GuardAdapter;
 use airlock_harness::check::Check;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use crate::check::{broken, guard, Flaw};
 use crate::util::{airlock, contract_dir, root, TOOLS};
+
+/// The SARIF file at `path`, asserted valid against the SARIF 2.1.0 schema (vendored in
+/// the test data).
+fn valid_sarif(path: &Path) -> Value {
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let sarif: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    sarif
+}
 
 #[test]
 fn every_report_format_renders_the_findings() {
@@ -73,17 +91,7 @@ fn one_run_writes_every_report_sarif_valid_and_junit_readable_with_a_summary() {
     assert!(!findings.is_empty());
 
     // SARIF 2.1.0, by its schema: rules, regions, fingerprints.
-    let schema: Value = serde_json::from_slice(
-        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let sarif: Value = serde_json::from_slice(&std::fs::read(&sarif_path).unwrap()).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&sarif)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    let sarif = valid_sarif(Path::new(&sarif_path));
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     assert!(rules
@@ -334,7 +342,8 @@ fn baselined_findings_are_accepted_in_every_report_and_a_rewrite_keeps_the_revie
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    // Still valid SARIF with the suppressions.
+    let sarif = valid_sarif(Path::new(&sarif));
     let results = sarif["runs"][0]["results"].as_array().unwrap();
     assert!(!results.is_empty());
     for result in results {
@@ -402,17 +411,7 @@ fn lint_writes_sarif_with_its_rules_and_regions() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     let findings = json["findings"].as_array().unwrap();
     assert!(!findings.is_empty(), "the shipped contracts have warnings");
-    let schema: Value = serde_json::from_slice(
-        &std::fs::read(root().join("harness/tests/data/sarif-schema-2.1.0.json")).unwrap(),
-    )
-    .unwrap();
-    let sarif: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&sarif)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    let sarif = valid_sarif(&path);
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     assert_eq!(rules.len(), airlock_harness::lint::RULES.len());

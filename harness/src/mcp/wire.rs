@@ -59,6 +59,12 @@ pub(crate) fn read_line_onto(
 ///
 /// The reader's, other than `Interrupted`.
 pub(crate) fn skip_line(reader: &mut impl BufRead) -> io::Result<bool> {
+    skip_line_with(reader, |_| {})
+}
+
+/// Consume the rest of the current line, handing each piece of it to `seen`, storing
+/// nothing; `false` when the stream ended before a `\n`.
+fn skip_line_with(reader: &mut impl BufRead, mut seen: impl FnMut(&[u8])) -> io::Result<bool> {
     loop {
         let available = match reader.fill_buf() {
             Ok(bytes) => bytes,
@@ -69,9 +75,11 @@ pub(crate) fn skip_line(reader: &mut impl BufRead) -> io::Result<bool> {
             return Ok(false);
         }
         if let Some(newline) = available.iter().position(|&b| b == b'\n') {
+            seen(&available[..newline]);
             reader.consume(newline + 1);
             return Ok(true);
         }
+        seen(available);
         let len = available.len();
         reader.consume(len);
     }
@@ -332,24 +340,7 @@ pub(crate) fn skip_line_scanning(
     reader: &mut impl BufRead,
     scan: &mut StreamScan,
 ) -> io::Result<bool> {
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok(false);
-        }
-        if let Some(newline) = available.iter().position(|&b| b == b'\n') {
-            scan.feed(&available[..newline]);
-            reader.consume(newline + 1);
-            return Ok(true);
-        }
-        scan.feed(available);
-        let len = available.len();
-        reader.consume(len);
-    }
+    skip_line_with(reader, |piece| scan.feed(piece))
 }
 
 fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
