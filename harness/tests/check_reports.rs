@@ -427,3 +427,57 @@ fn lint_writes_sarif_with_its_rules_and_regions() {
         );
     }
 }
+
+/// `airlock certify --report sarif=… --report junit=…`: the certificate as valid SARIF
+/// (a result per change, located in the new schema file) and as JUnit a reader parses
+/// (a failing case per breaking change, a passing one per agent-visible change).
+#[test]
+fn certify_writes_sarif_and_junit_of_its_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sarif, junit) = (dir.path().join("c.sarif"), dir.path().join("c.xml"));
+    let out = airlock(
+        &[
+            "certify",
+            "--contract",
+            "schemas/review_status",
+            "--format",
+            "json",
+            "--report",
+            &format!("sarif={}", sarif.display()),
+            "--report",
+            &format!("junit={}", junit.display()),
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "review_status v1 -> v2 is breaking"
+    );
+    let certificate: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = certificate["changes"].as_array().unwrap();
+    let sarif = valid_sarif(&sarif);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), changes.len());
+    for (result, change) in results.iter().zip(changes) {
+        assert_eq!(result["ruleId"], change["kind"]);
+        let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(uri.ends_with("review_status/v2.schema.json"), "{uri}");
+        let level = if change["class"] == "breaking" {
+            "error"
+        } else {
+            "warning"
+        };
+        assert_eq!(result["level"], level, "{result}");
+    }
+    let suites =
+        junit_parser::from_reader(std::io::Cursor::new(std::fs::read(&junit).unwrap())).unwrap();
+    let cases: Vec<_> = suites.suites.iter().flat_map(|s| &s.cases).collect();
+    assert_eq!(cases.len(), changes.len());
+    let failing = cases.iter().filter(|c| c.status.is_failure()).count();
+    let breaking = changes.iter().filter(|c| c["class"] == "breaking").count();
+    assert!(breaking > 0);
+    assert_eq!(failing, breaking);
+}

@@ -13,6 +13,7 @@
 mod generate;
 mod pattern;
 mod raw;
+pub mod reports;
 mod semantic;
 mod structural;
 mod tools;

@@ -761,7 +761,7 @@ pub fn markdown_text(text: &str) -> String {
 
 /// The line of `file` where the finding at instance `location` is best shown: 1 for a
 /// fixture (the whole response), the line of the member's schema in a schema file.
-fn line_of(file: &Path, location: &str) -> Option<usize> {
+pub(crate) fn line_of(file: &Path, location: &str) -> Option<usize> {
     let name = file.file_name()?.to_str()?;
     if !name.ends_with(".schema.json") {
         return Some(1);

@@ -3,12 +3,12 @@
 
 use airlock_guard::Contract;
 use airlock_harness::certify::{
-    certify_contract, certify_files, certify_tools_lists, certify_vendor, Certificate, Class,
-    ToolsCertificate,
+    certify_contract, certify_files, certify_tools_lists, certify_vendor, reports, Certificate,
+    Class, ToolsCertificate,
 };
 use airlock_harness::exit::Exit;
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Compare two versions of a schema: every change classified (breaking, unknown,
 /// agent-visible, compatible) and backed by a proof, a witness instance, a replayed
@@ -58,8 +58,8 @@ pub struct CertifyArgs {
     /// What to print: a summary, the JSON certificate or the Markdown one.
     #[arg(long, value_enum, default_value_t = CertifyFormat::Human)]
     format: CertifyFormat,
-    /// Also write the certificate in FORMAT to PATH (repeatable; human, json or
-    /// markdown).
+    /// Also write the certificate in FORMAT to PATH (repeatable; human, json, markdown,
+    /// sarif or junit).
     #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
     reports: Vec<(CertifyFormat, PathBuf)>,
 }
@@ -78,6 +78,11 @@ pub enum CertifyFormat {
     Json,
     /// The certificate as Markdown.
     Markdown,
+    /// SARIF 2.1.0 for code scanning: a rule per change kind, each change located in the
+    /// new schema file (errors: breaking and unknown; warnings: agent-visible).
+    Sarif,
+    /// JUnit XML: a test case per change, failing where the verdict fails the run.
+    Junit,
 }
 
 pub fn run(args: CertifyArgs) -> Result<Exit> {
@@ -89,12 +94,12 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
     }
     if let [old, new] = args.tools_list.as_slice() {
         let certificate = certify_tools_lists(old, new)?;
-        return finish_tools(&args, &certificate);
+        return finish_tools(&args, &certificate, new);
     }
     if let [old, new] = args.schemas.as_slice() {
         let certificate = certify_files(old, new, &args.agent_fields)?;
         let (from, to) = (old.display().to_string(), new.display().to_string());
-        return finish(&args, &certificate, &from, &to);
+        return finish(&args, &certificate, &from, &to, new);
     }
     let Some(contract) = &args.contract else {
         bail!("nothing to certify: give --contract DIR, two schema files (OLD NEW), or --tools-list OLD NEW");
@@ -110,7 +115,8 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        return finish(&args, &certificate, from, &to);
+        let file = contract.join(&to);
+        return finish(&args, &certificate, from, &to, &file);
     }
     let current =
         Contract::load(contract).with_context(|| format!("loading {}", contract.display()))?;
@@ -124,11 +130,24 @@ pub fn run(args: CertifyArgs) -> Result<Exit> {
         bail!("--from ({from}) must be an earlier version than --to ({to})");
     }
     let certificate = certify_contract(contract, from, to, args.corpus.as_deref())?;
-    finish(&args, &certificate, &format!("v{from}"), &format!("v{to}"))
+    let file = contract.join(airlock_guard::version_file(to));
+    finish(
+        &args,
+        &certificate,
+        &format!("v{from}"),
+        &format!("v{to}"),
+        &file,
+    )
 }
 
 /// Print and write a certificate; the exit status from its verdict.
-fn finish(args: &CertifyArgs, certificate: &Certificate, from: &str, to: &str) -> Result<Exit> {
+fn finish(
+    args: &CertifyArgs,
+    certificate: &Certificate,
+    from: &str,
+    to: &str,
+    new_file: &Path,
+) -> Result<Exit> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         // The tool name is the contract's; keep it inside --out whatever it holds.
@@ -152,6 +171,8 @@ fn finish(args: &CertifyArgs, certificate: &Certificate, from: &str, to: &str) -
             CertifyFormat::Json => format!("{}\n", certificate.json()),
             CertifyFormat::Markdown => certificate.markdown(),
             CertifyFormat::Human => human(certificate, from, to),
+            CertifyFormat::Sarif => format!("{}\n", reports::sarif(&[certificate], new_file)),
+            CertifyFormat::Junit => reports::junit(&[certificate], args.strict),
         }
     };
     super::print(&render(args.format))?;
@@ -176,7 +197,11 @@ fn exit(verdict: Class, strict: bool) -> Exit {
 }
 
 /// Print and write the certificates of two tools lists.
-fn finish_tools(args: &CertifyArgs, certificate: &ToolsCertificate) -> Result<Exit> {
+fn finish_tools(
+    args: &CertifyArgs,
+    certificate: &ToolsCertificate,
+    new_file: &Path,
+) -> Result<Exit> {
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         super::write_file(&dir.join("tools-list.json"), certificate.json())?;
@@ -186,6 +211,14 @@ fn finish_tools(args: &CertifyArgs, certificate: &ToolsCertificate) -> Result<Ex
         match format {
             CertifyFormat::Json => format!("{}\n", certificate.json()),
             CertifyFormat::Markdown => certificate.markdown(),
+            CertifyFormat::Sarif => {
+                let all: Vec<&Certificate> = certificate.tools.iter().collect();
+                format!("{}\n", reports::sarif(&all, new_file))
+            }
+            CertifyFormat::Junit => {
+                let all: Vec<&Certificate> = certificate.tools.iter().collect();
+                reports::junit(&all, args.strict)
+            }
             CertifyFormat::Human => {
                 let mut out = format!("certify tools list: {}\n", certificate.verdict.as_str());
                 for c in &certificate.added {

@@ -1,0 +1,135 @@
+//! Certificates as CI reports: SARIF 2.1.0 (a rule per change kind, each change a result
+//! located in the new schema file) and JUnit (a test suite per certificate, a test case
+//! per change, failing where the verdict fails the run).
+
+use serde_json::{json, Value};
+use std::path::Path;
+
+use super::{Certificate, Class};
+
+/// Whether a change of `class` fails the run (`agent_visible` only with `strict`).
+fn fails(class: Class, strict: bool) -> bool {
+    match class {
+        Class::Breaking | Class::Unknown => true,
+        Class::AgentVisible => strict,
+        Class::Compatible => false,
+    }
+}
+
+/// The certificates as SARIF 2.1.0: one rule per change kind found, one result per
+/// change (`error` for breaking and unknown, `warning` for agent-visible, `note` for
+/// compatible) located in `file` — the new schema — with a region where the member's
+/// schema is found, and `partialFingerprints` of tool, kind and location.
+pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
+    let mut kinds: Vec<&str> = certificates
+        .iter()
+        .flat_map(|c| c.changes.iter().map(|x| x.kind))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let rules: Vec<Value> = kinds
+        .iter()
+        .map(|kind| {
+            json!({
+                "id": kind,
+                "name": kind,
+                "shortDescription": {"text": format!("schema change: {kind}")},
+                "help": {"text": "A difference between two schema versions, classed breaking (a response admitted before is rejected now), agent_visible (the agent can receive something new), unknown (undecided) or compatible; see docs/certify.md for the evidence kinds."},
+            })
+        })
+        .collect();
+    let uri = crate::check::report::relative(file);
+    let results: Vec<Value> = certificates
+        .iter()
+        .flat_map(|c| c.changes.iter().map(move |x| (c, x)))
+        .map(|(c, x)| {
+            let level = match x.class {
+                Class::Breaking | Class::Unknown => "error",
+                Class::AgentVisible => "warning",
+                Class::Compatible => "note",
+            };
+            let mut physical = json!({"artifactLocation": {"uri": uri}});
+            if let Some(line) = crate::check::report::line_of(file, &x.pointer) {
+                physical["region"] = json!({"startLine": line});
+            }
+            let witness = x.witness.as_ref().map_or(String::new(), |w| {
+                format!(" (witness, {}: {})", w.accepted_by, w.instance)
+            });
+            let at = if x.pointer.is_empty() { "(root)" } else { &x.pointer };
+            json!({
+                "ruleId": x.kind,
+                "ruleIndex": kinds.iter().position(|k| *k == x.kind).unwrap_or(0),
+                "level": level,
+                "message": {"text": format!("{}: {} {at}: {}{witness}", c.tool, x.class.as_str(), x.detail)},
+                "locations": [{"physicalLocation": physical}],
+                "partialFingerprints": {"airlockCertify/v1": airlock_guard::sha256_hex(
+                    format!("{}\u{1}{}\u{1}{}", c.tool, x.kind, x.pointer).as_bytes())},
+                "properties": {"tool": c.tool, "class": x.class.as_str(), "evidence": x.evidence.as_str()},
+            })
+        })
+        .collect();
+    let sarif = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "airlock certify",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&sarif).unwrap_or_default()
+}
+
+/// The certificates as JUnit: a test suite per certificate (`classname` = the tool), a
+/// test case per change (`name` = kind and location), failing where that change fails
+/// the run (breaking, unknown; agent-visible with `strict`), with its detail and witness;
+/// a certificate without changes is one passing case.
+pub fn junit(certificates: &[&Certificate], strict: bool) -> String {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new("airlock certify");
+    for c in certificates {
+        let mut suite = TestSuite::new(c.tool.clone());
+        if c.changes.is_empty() {
+            let mut test = TestCase::new(
+                format!("no change ({})", c.evidence.as_str()),
+                TestCaseStatus::success(),
+            );
+            test.set_classname(c.tool.clone());
+            suite.add_test_case(test);
+        }
+        for x in &c.changes {
+            let at = if x.pointer.is_empty() {
+                "(root)"
+            } else {
+                &x.pointer
+            };
+            let status = if fails(x.class, strict) {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_type(x.class.as_str());
+                status.set_message(format!("{} {at}: {}", x.class.as_str(), x.detail));
+                status.set_description(format!(
+                    "{} {}: {}\nevidence: {}{}",
+                    x.kind,
+                    at,
+                    x.detail,
+                    x.evidence.as_str(),
+                    x.witness.as_ref().map_or(String::new(), |w| format!(
+                        "\nwitness ({}): {}",
+                        w.accepted_by, w.instance
+                    ))
+                ));
+                status
+            } else {
+                TestCaseStatus::success()
+            };
+            let mut test = TestCase::new(format!("{} {at} ({})", x.kind, x.class.as_str()), status);
+            test.set_classname(c.tool.clone());
+            suite.add_test_case(test);
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_default()
+}
