@@ -220,8 +220,13 @@ fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
 /// `time` written as RFC 3339 in UTC; refused when its UTC year is outside 0001–9999
 /// (RFC 3339 has four-digit years only).
 fn utc(time: Timestamp) -> Result<Value, &'static str> {
-    // 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in seconds since the epoch.
-    if !(-62_135_596_800..253_402_300_800).contains(&time.as_second()) {
+    // 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in seconds since the epoch, compared
+    // as instants (seconds alone truncate toward zero: 0000-12-31T23:59:59.5Z would pass).
+    let within = |seconds: i64| Timestamp::from_second(seconds).ok();
+    let (Some(first), last) = (within(-62_135_596_800), within(253_402_300_800)) else {
+        return Err("is outside the years 0001-9999 in UTC");
+    };
+    if time < first || last.is_some_and(|last| time >= last) {
         return Err("is outside the years 0001-9999 in UTC");
     }
     Ok(Value::String(time.to_string()))
@@ -279,13 +284,15 @@ fn is_rfc3339(text: &str) -> bool {
 
 /// Characters that change how text reads without being seen: zero-width characters,
 /// bidirectional overrides and isolates (Trojan Source), line and paragraph separators,
-/// the soft hyphen, a byte order mark past the start, interlinear annotations and tag
-/// characters. Command output has no business holding them.
+/// the soft hyphen, a byte order mark past the start, interlinear annotations, tag
+/// characters, variation selectors, the combining grapheme joiner and the Hangul fillers.
+/// Command output has no business holding them.
 fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}'
-        | '\u{E0000}'..='\u{E007F}')
+        | '\u{E0000}'..='\u{E007F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}'
+        | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
 }
 
 /// Read a command's output under `grammar`: the object of its keys' values (strings, in
@@ -552,6 +559,8 @@ mod tests {
             Ok(Value::from("0001-01-01T00:00:00Z"))
         );
         assert!(n(&Normalise::Rfc3339FromEpochSeconds, "-62167219201").is_err());
+        // Half a second before year 1 in UTC (found in review: seconds truncate to 0).
+        assert!(n(&Normalise::Rfc3339Utc, r#""0001-01-01T00:00:59.5+00:01""#).is_err());
         assert!(n(&Normalise::Rfc3339FromEpochSeconds, "253402300800").is_err());
         assert!(n(&Normalise::Lowercase, r#""SUC\u001bCESS""#).is_err());
         assert!(n(&Normalise::Lowercase, r#""SUC\u0000CESS""#).is_err());

@@ -319,3 +319,27 @@ fn a_schema_made_nullable_is_one_branch_added_without_artefacts() {
     let kinds: Vec<&str> = back.changes.iter().map(|x| x.kind).collect();
     assert_eq!(kinds, ["branch_removed"], "{}", back.json());
 }
+
+/// An added `oneOf` branch that overlaps another narrows (integers now match both): the
+/// plain schema is not lifted into it as an `anyOf` would be, and the narrowing is
+/// witnessed (found in review).
+#[test]
+fn an_overlapping_one_of_branch_is_not_a_widening() {
+    let old = schema(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"integer"}}}"#,
+    );
+    let new = schema(
+        r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"oneOf":[{"type":"integer"},{"type":"number"}]}}}"#,
+    );
+    let (c, _, _) = files(&old, &new, &[]);
+    assert_eq!(c.verdict, Class::Breaking, "{}", c.json());
+    // The narrowing is witnessed: an integer the old version admitted, rejected now.
+    assert!(
+        c.changes.iter().any(|x| x.class == Class::Breaking
+            && x.witness
+                .as_ref()
+                .is_some_and(|w| w.accepted_by == "old_only")),
+        "{}",
+        c.json()
+    );
+}

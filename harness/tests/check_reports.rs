@@ -415,6 +415,36 @@ fn lint_writes_sarif_with_its_rules_and_regions() {
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     assert_eq!(rules.len(), airlock_harness::lint::RULES.len());
+    // A contract that does not load: its finding's rule is defined too, and its index
+    // points at it (found in review: it pointed at the first rule).
+    let broken = dir.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("contract.toml"),
+        "tool = \"x\"\n[input]\nkind = \"nope\"\n",
+    )
+    .unwrap();
+    let other = dir.path().join("broken.sarif");
+    let out = airlock(
+        &[
+            "lint",
+            "--contract",
+            broken.to_str().unwrap(),
+            "--report",
+            &format!("sarif={}", other.display()),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let broken_sarif = valid_sarif(&other);
+    let broken_run = &broken_sarif["runs"][0];
+    for result in broken_run["results"].as_array().unwrap() {
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(
+            broken_run["tool"]["driver"]["rules"][index]["id"], result["ruleId"],
+            "{result}"
+        );
+    }
     let results = run["results"].as_array().unwrap();
     assert_eq!(results.len(), findings.len());
     for (result, finding) in results.iter().zip(findings) {

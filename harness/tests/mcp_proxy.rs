@@ -783,6 +783,32 @@ read -r line
     assert_eq!(status, 0, "{stderr}");
 }
 
+/// A server notification longer than the contracts' bound with its `method` after long
+/// `params`, while nothing is outstanding, passes whole (found in review: it was dropped).
+#[test]
+fn a_long_notification_with_its_method_last_passes_when_nothing_is_outstanding() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let server = script(
+        dir.path(),
+        "notify.sh",
+        r#"read -r line
+printf '{"params":{"level":"info","data":"'
+head -c 20000 /dev/zero | tr '\0' n
+printf '"},"method":"notifications/message","jsonrpc":"2.0"}
+'
+read -r line
+"#,
+    );
+    let mut session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let note = session.recv();
+    assert_eq!(note["method"], "notifications/message", "{note}");
+    assert_eq!(note["params"]["data"].as_str().unwrap().len(), 20_000);
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+}
+
 /// Client requests that could take a guarded call around its guard are refused with a
 /// JSON-RPC error, never forwarded: a repeated member (read one way here, another way by
 /// the server) and a task-augmented call (its result would come by `tasks/result`). A

@@ -689,7 +689,7 @@ fn branches(
     }
 }
 
-/// A plain schema on one side, alternatives (`anyOf`/`oneOf`, and no `type` beside them)
+/// A plain schema on one side, alternatives (`anyOf`, and nothing but annotations beside it)
 /// on the other: the plain schema is read as the one alternative it was, so
 /// `string` → `anyOf[string, null]` is one branch added, not a `maxLength` lost beside a
 /// branch "added" that was there all along. `true` when it said what changed.
@@ -702,16 +702,20 @@ fn lifted(
     view: &View,
     push: &mut Push<'_>,
 ) -> bool {
+    // `anyOf` only (an added `oneOf` branch that overlaps another narrows), and nothing
+    // but annotations beside it (a `maximum` there constrains every branch).
     let alternatives = |s: &[&Value]| -> Option<(&'static str, Vec<Value>)> {
         let [node] = s else { return None };
-        if node.get("type").is_some() {
+        let object = node.as_object()?;
+        let alone = object
+            .keys()
+            .all(|k| k == "anyOf" || ANNOTATIONS.contains(&k.as_str()));
+        if !alone {
             return None;
         }
-        ["anyOf", "oneOf"].into_iter().find_map(|key| {
-            node.get(key)
-                .and_then(Value::as_array)
-                .map(|branches| (key, branches.clone()))
-        })
+        node.get("anyOf")
+            .and_then(Value::as_array)
+            .map(|branches| ("anyOf", branches.clone()))
     };
     fn plain<'s>(s: &[&'s Value]) -> Option<&'s Value> {
         match s {

@@ -514,7 +514,9 @@ fn probe(
 /// ten-digit fraction, ISO 8601's offsets without a colon or minutes, a comma fraction.
 /// Derived from the fixture's own time, so a freshness check still passes them.
 fn time_spellings(value: Option<&Value>) -> Vec<Value> {
-    let Some(text) = value.and_then(Value::as_str) else {
+    // ASCII only: the spellings are cut at byte offsets (a hostile fixture's multi-byte
+    // character there would split).
+    let Some(text) = value.and_then(Value::as_str).filter(|t| t.is_ascii()) else {
         return Vec::new();
     };
     let (Some(date), Some(rest)) = (text.get(..10), text.get(11..)) else {
@@ -523,7 +525,9 @@ fn time_spellings(value: Option<&Value>) -> Vec<Value> {
     let Some(clock) = rest.get(..8) else {
         return Vec::new();
     };
-    let hm = &clock[..5];
+    let Some(hm) = clock.get(..5) else {
+        return Vec::new();
+    };
     let mut out = vec![
         format!("{date}t{clock}Z"),
         format!("{date}T{clock}z"),
@@ -557,5 +561,20 @@ fn short(v: &Value) -> String {
         format!("{}…", text.chars().take(60).collect::<String>())
     } else {
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_spellings;
+    use serde_json::json;
+
+    /// A hostile fixture's time with a multi-byte character where the spellings are cut:
+    /// no spellings, no panic (found in review).
+    #[test]
+    fn a_time_with_a_multi_byte_character_gives_no_spellings() {
+        assert!(time_spellings(Some(&json!("2026-01-01T12:3\u{e9}:00Z"))).is_empty());
+        assert!(time_spellings(Some(&json!("2026-01-01T1\u{e9}"))).is_empty());
+        assert!(!time_spellings(Some(&json!("2026-01-01T12:30:00Z"))).is_empty());
     }
 }

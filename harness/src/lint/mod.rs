@@ -354,7 +354,19 @@ pub fn sarif(findings: &[LintFinding]) -> String {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    let rules: Vec<Value> = RULES
+    // Every rule a finding names is defined, those outside RULES (a contract that does
+    // not load) after them: ruleIndex must point at the ruleId.
+    let mut all: Vec<(&str, Severity, &str)> = RULES.to_vec();
+    for f in findings {
+        if !all.iter().any(|(id, _, _)| *id == f.rule) {
+            all.push((
+                f.rule,
+                f.severity,
+                "the contract could not be read (its message says why)",
+            ));
+        }
+    }
+    let rules: Vec<Value> = all
         .iter()
         .map(|(id, severity, what)| {
             serde_json::json!({
@@ -386,7 +398,7 @@ pub fn sarif(findings: &[LintFinding]) -> String {
             };
             let mut result = serde_json::json!({
                 "ruleId": f.rule,
-                "ruleIndex": RULES.iter().position(|(id, _, _)| *id == f.rule).unwrap_or(0),
+                "ruleIndex": all.iter().position(|(id, _, _)| *id == f.rule).unwrap_or(0),
                 "level": level(f.severity),
                 "message": {"text": format!("{at}: {}", f.message)},
                 "locations": [{"physicalLocation": physical}],

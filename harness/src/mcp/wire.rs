@@ -210,8 +210,10 @@ impl StreamScan {
             // Reading the top-level `id` value: a string up to its quote, a scalar up to
             // the `,` or `}` that ends it.
             let in_string_value = id.first() == Some(&b'"');
+            // (A string value's first byte, its opening quote, is pushed before this is
+            // read: any unescaped quote after it closes it, `""` included.)
             let ends = if in_string_value {
-                id.len() > 1 && b == b'"' && !self.escaped
+                b == b'"' && !self.escaped
             } else {
                 matches!(b, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n') && !id.is_empty()
             };
@@ -324,9 +326,9 @@ impl StreamScan {
         }
     }
 
-    /// What the bytes fed so far say.
-    pub(crate) fn members(mut self) -> Members {
-        self.finish_id();
+    /// What the bytes fed so far say (an `id` value cut off by the end of the bytes is
+    /// none, as for [`scan`]).
+    pub(crate) fn members(self) -> Members {
         self.members
     }
 }
@@ -429,7 +431,7 @@ mod tests {
     /// The streaming scan agrees with the scan of whole bytes, fed in pieces of any size.
     #[test]
     fn the_streaming_scan_finds_what_the_whole_scan_finds() {
-        let cases: [&[u8]; 9] = [
+        let cases: [&[u8]; 13] = [
             br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"}"}]}}"#,
             br#" { "result" : {"a":[1,{"id":9}],"b":"}"} , "id" : "x-1" } "#,
             br#"{"result":{"big":"aaaaaaaaaa","n":[1,2,{"id":4}]},"jsonrpc":"2.0","id":7}"#,
@@ -439,6 +441,10 @@ mod tests {
             br#"{"params":{"id":5},"method":"notifications/progress"}"#,
             br#"{"id" : -1.5e3 , "error":{"code":1}}"#,
             br#"{"id":null,"error":{}}"#,
+            br#"{"id":"","method":"x"}"#,
+            br#"{"result":{},"id":"","jsonrpc":"2.0"}"#,
+            br#"{"id":5"#,
+            br#"{"id":"a"#,
         ];
         for bytes in cases {
             let whole = scan(bytes);

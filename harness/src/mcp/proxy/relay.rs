@@ -288,19 +288,25 @@ fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
             judge_too_large(shared, &call, prefix);
             Oversized::Judged
         }
-        // The id comes later (a response written `result` first). If some outstanding
-        // request is not a guarded call, the line may be its answer: held up to
-        // --max-message-bytes. Else it can only answer a guarded call, which rejects it
-        // whatever it says: not held at all.
+        // The id comes later (a response written `result` first). When only guarded calls
+        // are outstanding, it can only answer one of them, which rejects it whatever it
+        // says: not held at all (a server message whose `method` comes after more than the
+        // contracts' bound is then dropped, with a note).
+        // Nothing outstanding, or something else too: a notification or a server request
+        // (its `method` after long `params`) or another answer; read on.
         _ => {
-            if state
+            let calls = state
                 .pending
                 .values()
-                .any(|p| !matches!(p, Pending::Call(_)))
-            {
-                Oversized::ReadOn
-            } else {
+                .any(|p| matches!(p, Pending::Call(_)));
+            let others = state
+                .pending
+                .values()
+                .any(|p| !matches!(p, Pending::Call(_)));
+            if calls && !others {
                 Oversized::Skip
+            } else {
+                Oversized::ReadOn
             }
         }
     }
@@ -328,7 +334,7 @@ fn skip_over_long(shared: &Shared, reader: &mut impl std::io::BufRead, prefix: &
     let members = scanner.members();
     if members.method || members.bad_id {
         shared.note(&format!(
-            "dropped a server message over {} bytes (--max-message-bytes)",
+            "dropped a server message longer than {} bytes that could not be held (its `method` or `id` came after that)",
             prefix.len()
         ));
         return went_on;
