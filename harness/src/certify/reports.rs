@@ -68,19 +68,7 @@ pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
             })
         })
         .collect();
-    let sarif = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "airlock certify",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&sarif).unwrap_or_default()
+    crate::check::report::sarif_log("airlock certify", rules, results)
 }
 
 /// The certificates as JUnit: a test suite per certificate (`classname` = the tool), a

@@ -567,20 +567,7 @@ impl Report {
                 result
             })
             .collect();
-        let sarif = json!({
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {"driver": {
-                    "name": "airlock",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "informationUri": "https://example.invalid/airlock",
-                    "rules": rules,
-                }},
-                "results": results,
-            }],
-        });
-        serde_json::to_string_pretty(&sarif).unwrap_or_default()
+        sarif_log("airlock", rules, results)
     }
 
     /// The closing summary a reviewer reads in a CI job's log: the verdict, findings by
@@ -710,6 +697,24 @@ impl Report {
         let _ = writeln!(out, "\n{} cases, seed {}.", self.cases(), self.seed);
         out
     }
+}
+
+/// A SARIF 2.1.0 log of one run of the tool `name` (`airlock`, `airlock lint`, …): its
+/// rules and results, pretty-printed.
+pub(crate) fn sarif_log(name: &str, rules: Vec<Value>, results: Vec<Value>) -> String {
+    let sarif = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": name,
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&sarif).unwrap_or_default()
 }
 
 /// `text` safe to print on a terminal: control characters (C0, DEL, C1: escape

@@ -412,17 +412,5 @@ pub fn sarif(findings: &[LintFinding]) -> String {
             result
         })
         .collect();
-    let sarif = serde_json::json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "airlock lint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&sarif).unwrap_or_default()
+    crate::check::report::sarif_log("airlock lint", rules, results)
 }
