@@ -2,30 +2,28 @@
 //! every case has the property its class states (checked on the raw bytes, with the
 //! strict parser, or with the reference guard); the guard passes clean on all of it.
 
-use airlock_guard::{
-    parse, CheckSpec, ErrorCode, Guard, ParseErrorKind, Stage, STRUCTURED_CONTENT,
-};
+use airlock_guard::{parse, CheckSpec, ErrorCode, Guard, Stage, STRUCTURED_CONTENT};
 use airlock_harness::adapter::GuardAdapter;
 use airlock_harness::adversary::{applies, generate, instance_source, schemas_at, CLASSES};
-use airlock_harness::cases::{Case, Expectation, Upstream};
+use airlock_harness::cases::{Case, Upstream};
 use airlock_harness::check::{Check, Subject};
 use airlock_harness::corpus::Corpus;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::util::{contract_dir, TOOLS};
 
 /// The seed and random case count every test here generates with.
-const SEED: u64 = 3;
-const RANDOM: usize = 100;
+pub(crate) const SEED: u64 = 3;
+pub(crate) const RANDOM: usize = 100;
 
-struct Catalogue {
-    guard: Guard,
-    corpus: Corpus,
-    cases: Vec<Case>,
+pub(crate) struct Catalogue {
+    pub(crate) guard: Guard,
+    pub(crate) corpus: Corpus,
+    pub(crate) cases: Vec<Case>,
 }
 
-fn catalogue(tool: &str) -> Catalogue {
+pub(crate) fn catalogue(tool: &str) -> Catalogue {
     let subject = Subject::load(&contract_dir(tool)).unwrap();
     let cases = generate(subject.guard.contract(), &subject.corpus, SEED, RANDOM);
     Catalogue {
@@ -36,13 +34,13 @@ fn catalogue(tool: &str) -> Catalogue {
 }
 
 /// Every shipped contract's catalogue.
-fn catalogues() -> Vec<(&'static str, Catalogue)> {
+pub(crate) fn catalogues() -> Vec<(&'static str, Catalogue)> {
     TOOLS.iter().map(|t| (*t, catalogue(t))).collect()
 }
 
 /// The catalogues of the shipped contracts whose bodies are JSON (a command's output is
 /// text: the JSON classes do not run on it, its lines-* classes do).
-fn json_catalogues() -> Vec<(&'static str, Catalogue)> {
+pub(crate) fn json_catalogues() -> Vec<(&'static str, Catalogue)> {
     catalogues()
         .into_iter()
         .filter(|(_, c)| c.kind() != "lines")
@@ -51,7 +49,10 @@ fn json_catalogues() -> Vec<(&'static str, Catalogue)> {
 
 impl Catalogue {
     /// Cases of `class` with a body.
-    fn bodies<'a>(&'a self, class: &'a str) -> impl Iterator<Item = (&'a Case, &'a [u8])> {
+    pub(crate) fn bodies<'a>(
+        &'a self,
+        class: &'a str,
+    ) -> impl Iterator<Item = (&'a Case, &'a [u8])> {
         self.cases
             .iter()
             .filter(move |c| c.class == class)
@@ -62,7 +63,7 @@ impl Catalogue {
     }
 
     /// The bytes of the accepted fixture (or generated instance) a case was derived from.
-    fn origin_bytes(&self, case: &Case) -> &[u8] {
+    pub(crate) fn origin_bytes(&self, case: &Case) -> &[u8] {
         let name = case.origin.as_deref().unwrap();
         if let Some(fixture) = self.corpus.fixtures.iter().find(|f| f.name == name) {
             return &fixture.bytes;
@@ -79,7 +80,7 @@ impl Catalogue {
     }
 
     /// The parsed accepted fixture a case was derived from.
-    fn origin(&self, case: &Case) -> Value {
+    pub(crate) fn origin(&self, case: &Case) -> Value {
         let name = case.origin.as_deref().unwrap();
         if let Some(fixture) = self.corpus.fixtures.iter().find(|f| f.name == name) {
             return parse(&fixture.bytes, usize::MAX).unwrap();
@@ -96,32 +97,32 @@ impl Catalogue {
         parse(bytes, usize::MAX).unwrap()
     }
 
-    fn max_depth(&self) -> usize {
+    pub(crate) fn max_depth(&self) -> usize {
         self.guard.contract().limits().max_depth
     }
 
-    fn schema(&self) -> &Value {
+    pub(crate) fn schema(&self) -> &Value {
         self.guard.contract().schema().document()
     }
 
     /// The contract's input kind.
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         self.guard.contract().input().as_str()
     }
 
     /// Whether the contract is an MCP tool contract (its bodies JSON-RPC messages).
-    fn is_mcp(&self) -> bool {
+    pub(crate) fn is_mcp(&self) -> bool {
         self.guard.contract().input().mcp().is_some()
     }
 
     /// The schemas that apply at a case's location (inside structuredContent for an MCP
     /// tool).
-    fn schema_at(&self, location: &str) -> Vec<&Value> {
+    pub(crate) fn schema_at(&self, location: &str) -> Vec<&Value> {
         schemas_at(self.guard.contract(), self.judged_location(location))
     }
 
     /// A case's location in the value the schema judges.
-    fn judged_location<'l>(&self, location: &'l str) -> &'l str {
+    pub(crate) fn judged_location<'l>(&self, location: &'l str) -> &'l str {
         if self.is_mcp() {
             location
                 .strip_prefix(STRUCTURED_CONTENT)
@@ -133,7 +134,7 @@ impl Catalogue {
 
     /// The value the schema judges in a parsed body: itself, or an MCP message's
     /// structuredContent.
-    fn judged<'v>(&self, body: &'v Value) -> &'v Value {
+    pub(crate) fn judged<'v>(&self, body: &'v Value) -> &'v Value {
         if self.is_mcp() {
             body.pointer(STRUCTURED_CONTENT).unwrap()
         } else {
@@ -143,7 +144,7 @@ impl Catalogue {
 }
 
 /// The input kind of the shipped contract `tool` (`envelope`, `mcp`, `vendor`, `lines`).
-fn report_kind(tool: &str) -> &'static str {
+pub(crate) fn report_kind(tool: &str) -> &'static str {
     airlock_guard::Contract::load(contract_dir(tool))
         .unwrap()
         .input()
@@ -151,12 +152,12 @@ fn report_kind(tool: &str) -> &'static str {
 }
 
 /// The part of a case id after `#`.
-fn suffix(case: &Case) -> &str {
+pub(crate) fn suffix(case: &Case) -> &str {
     case.id.split_once('#').map_or("", |(_, s)| s)
 }
 
 /// The last reference token of a JSON pointer, unescaped.
-fn member_name(pointer: &str) -> String {
+pub(crate) fn member_name(pointer: &str) -> String {
     pointer
         .rsplit('/')
         .next()
@@ -166,7 +167,7 @@ fn member_name(pointer: &str) -> String {
 }
 
 /// The string at the case's location in its (parseable) body.
-fn string_at(case: &Case, body: &[u8]) -> String {
+pub(crate) fn string_at(case: &Case, body: &[u8]) -> String {
     let value = parse(body, usize::MAX).unwrap_or_else(|e| panic!("{}: {e}", case.id));
     value
         .pointer(&case.location)
@@ -294,420 +295,8 @@ fn the_deterministic_catalogue_of_every_shipped_contract_stays_under_ten_thousan
     }
 }
 
-#[test]
-fn every_canary_is_planted_verbatim_in_the_body_an_adapter_could_echo() {
-    for (tool, catalogue) in catalogues() {
-        let mut planted = 0;
-        for case in &catalogue.cases {
-            // Random chains may mutate a canary after planting it.
-            if case.class == "random_mutation" {
-                continue;
-            }
-            let Upstream::Body(bytes) = &case.upstream else {
-                assert!(case.canaries.is_empty(), "{tool}: {}", case.id);
-                continue;
-            };
-            for token in &case.canaries {
-                assert!(
-                    bytes.windows(token.len()).any(|w| w == token.as_bytes()),
-                    "{tool}: {} does not hold its canary {token}",
-                    case.id
-                );
-                planted += 1;
-            }
-        }
-        assert!(planted > 100, "{tool}: only {planted} canaries");
-    }
-}
-
-#[test]
-fn every_duplicate_member_case_fails_to_parse_on_a_duplicate_of_its_own_member_name() {
-    for (tool, catalogue) in json_catalogues() {
-        let mut escaped = 0;
-        for (case, body) in catalogue.bodies("duplicate_member") {
-            let error = parse(body, catalogue.max_depth())
-                .expect_err(&format!("{tool}: {} parses", case.id));
-            assert_eq!(
-                error.kind(),
-                &ParseErrorKind::DuplicateMember(member_name(&case.location)),
-                "{tool}: {}",
-                case.id
-            );
-            if suffix(case) == "escaped_key" {
-                assert!(
-                    body.windows(3).any(|w| w == br#""\u"#),
-                    "{tool}: {} writes no escaped name",
-                    case.id
-                );
-                escaped += 1;
-            }
-        }
-        assert!(escaped > 0, "{tool}: no escaped-key duplicates");
-    }
-}
-
-#[test]
-fn every_oversize_body_exceeds_max_bytes_and_is_valid_json_once_trailing_whitespace_is_trimmed() {
-    for (tool, catalogue) in catalogues() {
-        let max_bytes = catalogue.guard.contract().limits().max_bytes;
-        let mut n = 0;
-        for (case, body) in catalogue.bodies("oversize") {
-            assert!(body.len() as u64 > max_bytes, "{tool}: {}", case.id);
-            if catalogue.kind() == "lines" {
-                // A command's output followed by filler lines: its fixture, then more.
-                let base = catalogue.origin_bytes(case);
-                assert!(
-                    !base.is_empty() && body.starts_with(base),
-                    "{tool}: {}",
-                    case.id
-                );
-                n += 1;
-                continue;
-            }
-            let trimmed = body.trim_ascii_end();
-            assert!(trimmed.len() as u64 <= max_bytes, "{tool}: {}", case.id);
-            parse(trimmed, catalogue.max_depth())
-                .unwrap_or_else(|e| panic!("{tool}: {}: {e}", case.id));
-            n += 1;
-        }
-        assert!(n > 0, "{tool}: no oversize cases");
-    }
-}
-
-#[test]
-fn every_byte_level_case_built_to_be_rejected_is_rejected_by_the_guard_at_the_parse_stage() {
-    for (tool, catalogue) in json_catalogues() {
-        for class in ["raw_bytes", "bad_string_bytes", "number_edge"] {
-            let mut n = 0;
-            for (case, body) in catalogue.bodies(class) {
-                if case.expect != Expectation::Reject {
-                    continue;
-                }
-                let admission = catalogue.guard.admit(&case.request, body);
-                assert_eq!(
-                    admission.audit().stage(),
-                    Stage::Parse,
-                    "{tool}: {} ({:?})",
-                    case.id,
-                    admission.diagnostic().map(ToString::to_string)
-                );
-                n += 1;
-            }
-            assert!(n > 0, "{tool}: no {class} cases built to be rejected");
-        }
-    }
-}
-
-#[test]
-fn string_bytes_and_number_edges_fail_to_parse_for_the_reason_their_name_gives() {
-    for (tool, catalogue) in catalogues() {
-        for (case, body) in catalogue.bodies("bad_string_bytes") {
-            let kind = parse(body, catalogue.max_depth())
-                .unwrap_err()
-                .kind()
-                .clone();
-            let expected = match suffix(case) {
-                "lone_surrogate"
-                | "lone_low_surrogate"
-                | "reversed_surrogate_pair"
-                | "high_surrogate_then_text" => ParseErrorKind::LoneSurrogate,
-                "invalid_utf8" => ParseErrorKind::InvalidUtf8,
-                "control_character" => ParseErrorKind::ControlCharacterInString,
-                other => panic!("{tool}: unknown bad_string_bytes variant {other}"),
-            };
-            assert_eq!(kind, expected, "{tool}: {}", case.id);
-        }
-        for (case, body) in catalogue.bodies("number_edge") {
-            let text = suffix(case);
-            let raw = ["1e400", "1e-400", "18446744073709551616", "01", "-0", "1.0"];
-            if !raw.contains(&text) {
-                // A schema-driven neighbour at a numeric member: a number the strict
-                // parser reads, for the schema to decide.
-                let value = parse(body, catalogue.max_depth()).unwrap();
-                assert!(
-                    value.pointer(&case.location).is_some_and(Value::is_number),
-                    "{tool}: {}",
-                    case.id
-                );
-                assert_eq!(case.expect, Expectation::Reference, "{tool}: {}", case.id);
-                continue;
-            }
-            let member = serde_json::to_string(&member_name(&case.location)).unwrap();
-            let spliced = format!("{member}:{text}");
-            assert!(
-                body.windows(spliced.len()).any(|w| w == spliced.as_bytes()),
-                "{tool}: {} does not hold {spliced}",
-                case.id
-            );
-            let parsed = parse(body, catalogue.max_depth());
-            let expected = match text {
-                "1e400" => Some(ParseErrorKind::NumberOverflow),
-                "1e-400" => Some(ParseErrorKind::NumberUnderflow),
-                "18446744073709551616" => Some(ParseErrorKind::IntegerOutOfRange),
-                "01" => Some(ParseErrorKind::InvalidNumber),
-                "-0" | "1.0" => None,
-                other => panic!("{tool}: unknown number_edge variant {other}"),
-            };
-            assert_eq!(
-                parsed.as_ref().err().map(|e| e.kind().clone()),
-                expected,
-                "{tool}: {}",
-                case.id
-            );
-            assert_eq!(
-                case.expect == Expectation::Reject,
-                expected.is_some(),
-                "{tool}: {}",
-                case.id
-            );
-        }
-    }
-}
-
-#[test]
-fn raw_body_truncations_end_just_after_a_structural_byte_and_are_at_most_32_per_fixture() {
-    for (tool, catalogue) in json_catalogues() {
-        let mut per_fixture: BTreeMap<&str, usize> = BTreeMap::new();
-        for (case, body) in catalogue.bodies("raw_bytes") {
-            if suffix(case) != "truncated" {
-                continue;
-            }
-            *per_fixture
-                .entry(case.origin.as_deref().unwrap())
-                .or_default() += 1;
-            let whole = serde_json::to_vec(&catalogue.origin(case)).unwrap();
-            assert!(
-                whole.starts_with(body) && body.len() < whole.len(),
-                "{tool}: {}",
-                case.id
-            );
-            assert!(
-                matches!(body.last(), Some(b'{' | b'[' | b',' | b':')),
-                "{tool}: {}",
-                case.id
-            );
-            assert_eq!(case.location, format!("byte:{}", body.len()));
-            assert_eq!(
-                parse(body, catalogue.max_depth()).unwrap_err().kind(),
-                &ParseErrorKind::UnexpectedEnd,
-                "{tool}: {}",
-                case.id
-            );
-        }
-        assert!(!per_fixture.is_empty(), "{tool}: no truncations");
-        assert!(per_fixture.values().all(|n| *n <= 32), "{per_fixture:?}");
-    }
-}
-
-#[test]
-fn string_edges_past_max_length_are_exactly_one_and_ten_times_past_the_members_max_length() {
-    let mut members = BTreeSet::new();
-    for (tool, catalogue) in catalogues() {
-        for (case, body) in catalogue.bodies("string_edge") {
-            let factor = match suffix(case) {
-                "one_past_max_length" => 1,
-                "far_past_max_length" => 10,
-                _ => continue,
-            };
-            let max = catalogue
-                .schema_at(&case.location)
-                .iter()
-                .find_map(|s| s.get("maxLength").and_then(Value::as_u64))
-                .unwrap_or_else(|| panic!("{tool}: {} has no maxLength", case.id));
-            let len = string_at(case, body).chars().count() as u64;
-            assert_eq!(len, max * factor + 1, "{tool}: {}", case.id);
-            members.insert(format!("{tool}{}", case.location));
-        }
-    }
-    for member in [
-        "review_status/data/reviewed_by",
-        "job_run_status/data/observed_at",
-        "identity_lookup/data/subject",
-    ] {
-        assert!(
-            members.contains(member),
-            "{member} not pushed past maxLength"
-        );
-    }
-}
-
-#[test]
-fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes_the_value() {
-    for (tool, catalogue) in catalogues() {
-        let (mut enums, mut consts) = (0, 0);
-        for (case, body) in catalogue.bodies("enum_neighbour") {
-            let schemas = catalogue.schema_at(&case.location);
-            let value = string_at(case, body);
-            let original = catalogue.origin(case).pointer(&case.location).cloned();
-            assert_ne!(original, Some(Value::String(value.clone())), "{}", case.id);
-            if suffix(case).starts_with("const:") {
-                assert!(
-                    schemas.iter().any(|s| s.get("const").is_some()),
-                    "{}",
-                    case.id
-                );
-                consts += 1;
-            } else {
-                let allowed: Vec<&Value> = schemas
-                    .iter()
-                    .filter_map(|s| s.get("enum").and_then(Value::as_array))
-                    .flatten()
-                    .collect();
-                assert!(!allowed.is_empty(), "{tool}: {} has no enum", case.id);
-                assert!(
-                    !allowed.contains(&&Value::String(value.clone())),
-                    "{tool}: {} is {value:?}, inside the enum",
-                    case.id
-                );
-                enums += 1;
-            }
-        }
-        // An MCP tool's structuredContent names no tool: no constant to swap. A vendor
-        // document's schema has no enum (the contract's enum is filled through a table)
-        // and a command's output is text (lines-value varies enum members there).
-        if catalogue.kind() == "vendor" || catalogue.kind() == "lines" {
-            assert_eq!((enums, consts), (0, 0), "{tool}");
-            continue;
-        }
-        assert!(
-            enums > 0 && (consts > 0 || catalogue.is_mcp()),
-            "{tool}: {enums} enum, {consts} const"
-        );
-    }
-}
-
-#[test]
-fn the_tool_const_is_swapped_for_another_shipped_tools_name() {
-    // An MCP tool's structuredContent names no tool, nor does a vendor document or a
-    // command's output (the guard writes the tool into the envelope it builds).
-    for (tool, catalogue) in catalogues()
-        .into_iter()
-        .filter(|(_, c)| c.kind() == "envelope")
-    {
-        let swapped: BTreeSet<String> = catalogue
-            .bodies("enum_neighbour")
-            .filter(|(c, _)| c.location == "/tool")
-            .map(|(c, body)| string_at(c, body))
-            .collect();
-        assert!(
-            swapped
-                .iter()
-                .any(|s| s != tool && TOOLS.contains(&s.as_str())),
-            "{tool}: {swapped:?}"
-        );
-    }
-}
-
-#[test]
-fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
-    for (tool, catalogue) in json_catalogues() {
-        let mut n = 0;
-        for (case, body) in catalogue.bodies("pattern_neighbour") {
-            assert!(
-                catalogue
-                    .schema_at(&case.location)
-                    .iter()
-                    .any(|s| s.get("pattern").is_some()),
-                "{tool}: {} has no pattern",
-                case.id
-            );
-            let value: Vec<char> = string_at(case, body).chars().collect();
-            let original: Vec<char> = catalogue
-                .origin(case)
-                .pointer(&case.location)
-                .and_then(Value::as_str)
-                .unwrap()
-                .chars()
-                .collect();
-            let one_away = match suffix(case) {
-                "last_changed" => {
-                    value.len() == original.len()
-                        && value[..value.len() - 1] == original[..original.len() - 1]
-                        && value.last() != original.last()
-                }
-                "appended" => value.len() == original.len() + 1 && value.starts_with(&original),
-                "prefixed" => value.len() == original.len() + 1 && value.ends_with(&original),
-                "trailing_newline" => {
-                    value.starts_with(&original) && value[original.len()..] == ['\n']
-                }
-                other => panic!("{tool}: unknown pattern_neighbour variant {other}"),
-            };
-            assert!(one_away, "{tool}: {} is {value:?}", case.id);
-            n += 1;
-        }
-        let patterned = catalogue.schema().to_string().contains("\"pattern\"");
-        assert!(n > 0 || !patterned, "{tool}: no pattern neighbours");
-    }
-}
-
-/// Date-time neighbours the schema's `format` rejects whatever the request.
-const FORMAT_ALONE: [&str; 10] = [
-    "no_offset",
-    "space_separator",
-    "month_13",
-    "offset:+24:00",
-    "offset:-24:00",
-    "offset:+23:60",
-    "day_past_month_end:11-31",
-    "day_past_month_end:04-31",
-    "day_past_month_end:02-29",
-    "hour_24",
-];
-
-#[test]
-fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_format_alone() {
-    let catalogue = catalogue("job_run_status");
-    let mut kinds = BTreeSet::new();
-    for (case, body) in catalogue.bodies("date_time_neighbour") {
-        assert!(
-            catalogue
-                .schema_at(&case.location)
-                .iter()
-                .any(|s| s.get("format").and_then(Value::as_str) == Some("date-time")),
-            "{}",
-            case.id
-        );
-        let value = string_at(case, body);
-        let original = catalogue.origin(case).pointer(&case.location).cloned();
-        assert_ne!(Some(Value::String(value.clone())), original, "{}", case.id);
-        kinds.insert(suffix(case).to_owned());
-        if FORMAT_ALONE.contains(&suffix(case)) {
-            let admission = catalogue.guard.admit(&case.request, body);
-            let diagnostic = admission.diagnostic().unwrap();
-            assert_eq!(diagnostic.stage(), Stage::Schema, "{}", case.id);
-            assert!(
-                keywords(diagnostic).contains(&"format".to_owned()),
-                "{}: {diagnostic}",
-                case.id
-            );
-        }
-        if suffix(case) == "leap_second" {
-            assert!(value.ends_with("T23:59:60Z"), "{value}");
-            assert_eq!(
-                case.request.now.to_string(),
-                format!("{}T23:59:59Z", &value[..10]),
-                "the request is made a second before, so freshness does not decide"
-            );
-        }
-    }
-    let others = [
-        "lowercase_t_z",
-        "leap_second",
-        "leap_second:12:00:60Z",
-        "leap_second:23:58:60Z",
-        "leap_second:23:59:60+01:00",
-        "fraction_digits:10",
-    ];
-    let all: BTreeSet<String> = FORMAT_ALONE
-        .iter()
-        .chain(&others)
-        .map(|k| (*k).to_owned())
-        .collect();
-    assert_eq!(kinds, all);
-}
-
 /// The keywords of a diagnostic and all its causes.
-fn keywords(diagnostic: &airlock_guard::Diagnostic) -> Vec<String> {
+pub(crate) fn keywords(diagnostic: &airlock_guard::Diagnostic) -> Vec<String> {
     let mut out = vec![diagnostic.keyword().to_owned()];
     for cause in diagnostic.causes() {
         out.extend(keywords(cause));

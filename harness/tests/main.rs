@@ -2,6 +2,7 @@
 //! per area.
 
 mod adversary;
+mod adversary_classes;
 mod bounds;
 mod certify;
 mod certify_semantic;
@@ -19,4 +20,5 @@ mod kinds;
 mod lint;
 mod mcp_import;
 mod mcp_proxy;
+mod mcp_proxy_raw;
 mod util;

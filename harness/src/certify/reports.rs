@@ -1,11 +1,101 @@
-//! Certificates as CI reports: SARIF 2.1.0 (a rule per change kind, each change a result
-//! located in the new schema file) and JUnit (a test suite per certificate, a test case
-//! per change, failing where the verdict fails the run).
+//! Certificates as documents: JSON and Markdown (for a pull request or a review record),
+//! SARIF 2.1.0 (a rule per change kind, each change a result located in the new schema
+//! file) and JUnit (a test suite per certificate, a test case per change, failing where
+//! the verdict fails the run).
 
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{Certificate, Class};
+
+impl Certificate {
+    /// The certificate as pretty JSON.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The certificate for a pull request or a review record.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let side = |v: &Value| {
+            v.get("version")
+                .map(|n| format!("v{n}"))
+                .or_else(|| {
+                    v.get("vendor_schema")
+                        .and_then(Value::as_str)
+                        .map(|f| format!("vendor schema `{f}`"))
+                })
+                .or_else(|| {
+                    v.get("path")
+                        .and_then(Value::as_str)
+                        .map(|p| format!("`{p}`"))
+                })
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            out,
+            "# Certificate: `{}` {} → {}\n\n**Verdict: {}** (evidence: {})\n\n| | schema | SHA-256 |\n|---|---|---|\n| from | {} | `{}` |\n| to | {} | `{}` |\n",
+            self.tool,
+            side(&self.from),
+            side(&self.to),
+            self.verdict.as_str(),
+            self.evidence.as_str(),
+            side(&self.from),
+            self.from["sha256"].as_str().unwrap_or_default(),
+            side(&self.to),
+            self.to["sha256"].as_str().unwrap_or_default(),
+        );
+        let _ = writeln!(
+            out,
+            "Set algebra: newly rejected **{}**, newly admitted **{}** (`no` is a proof).\n",
+            self.semantic.newly_rejected.as_str(),
+            self.semantic.newly_admitted.as_str()
+        );
+        let _ = writeln!(
+            out,
+            "## Changes\n\n| class | change | at | detail | evidence | witness |\n|---|---|---|---|---|---|"
+        );
+        for c in &self.changes {
+            let witness = c.witness.as_ref().map_or_else(
+                || "none".to_owned(),
+                |w| {
+                    let isolated = if w.isolated { "" } else { " (not isolated)" };
+                    format!("{}{isolated}: `{}`", w.accepted_by, w.instance)
+                },
+            );
+            let _ = writeln!(
+                out,
+                "| {} | {} | `{}` | {} | {} | {} |",
+                c.class.as_str(),
+                c.kind,
+                c.pointer,
+                c.detail.replace('|', "\\|"),
+                c.evidence.as_str(),
+                witness.replace('|', "\\|")
+            );
+        }
+        if self.fixtures.is_empty() {
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "\n## Fixtures\n\n| fixture | old | new |\n|---|---|---|"
+        );
+        for f in &self.fixtures {
+            let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
+            let mark = if f.old == f.new { "" } else { " **changed**" };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {}{mark} |",
+                f.fixture,
+                verdict(f.old),
+                verdict(f.new)
+            );
+        }
+        out
+    }
+}
 
 /// Whether a change of `class` fails the run (`agent_visible` only with `strict`).
 fn fails(class: Class, strict: bool) -> bool {

@@ -750,8 +750,21 @@ fn shape(texts: &[&str]) -> Option<Shape> {
     merged.map(|runs| Shape { runs })
 }
 
-/// Whether a single text's shape fits `pattern`.
+/// Whether a single text's shape fits `pattern`: its structure, and each word's length
+/// within the pattern's bounds.
 fn matches_shape(ours: &Shape, pattern: &Shape) -> bool {
+    fits(ours, pattern, true)
+}
+
+/// The same separators and, run by run, no character class the pattern lacks (lengths
+/// aside).
+fn same_structure(ours: &Shape, pattern: &Shape) -> bool {
+    fits(ours, pattern, false)
+}
+
+/// Run by run: the same separators, no character class the pattern lacks, and (when
+/// `lengths`) each word's length within the pattern's bounds.
+fn fits(ours: &Shape, pattern: &Shape, lengths: bool) -> bool {
     ours.runs.len() == pattern.runs.len()
         && ours
             .runs
@@ -774,35 +787,12 @@ fn matches_shape(ours: &Shape, pattern: &Shape) -> bool {
                         min: n,
                         max: m,
                     },
-                ) => (!upper || *u) && (!lower || *l) && (!digit || *d) && min >= n && min <= m,
-                _ => false,
-            })
-}
-
-/// The same separators and, run by run, no character class the pattern lacks (lengths
-/// aside).
-fn same_structure(ours: &Shape, pattern: &Shape) -> bool {
-    ours.runs.len() == pattern.runs.len()
-        && ours
-            .runs
-            .iter()
-            .zip(&pattern.runs)
-            .all(|(a, b)| match (a, b) {
-                (Run::Separator(x), Run::Separator(y)) => x == y,
-                (
-                    Run::Word {
-                        upper,
-                        lower,
-                        digit,
-                        ..
-                    },
-                    Run::Word {
-                        upper: u,
-                        lower: l,
-                        digit: d,
-                        ..
-                    },
-                ) => (!upper || *u) && (!lower || *l) && (!digit || *d),
+                ) => {
+                    (!upper || *u)
+                        && (!lower || *l)
+                        && (!digit || *d)
+                        && (!lengths || (min >= n && min <= m))
+                }
                 _ => false,
             })
 }

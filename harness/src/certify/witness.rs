@@ -1,0 +1,484 @@
+//! Witnesses: candidate instances (from the difference schemas, the fixtures, the
+//! schemas' own values, edits of a base at a change's location) judged by the guard's
+//! compiled schemas of both versions; an instance is a witness only when they disagree,
+//! and a change's witness must exercise that change (its keyword swapped between the
+//! versions flips the verdict, or the edit at its location does).
+
+use airlock_guard::CompiledSchema;
+use serde_json::{json, Value};
+
+use super::*;
+
+/// The guard's compiled schemas of both versions: the only judges of a witness.
+pub(super) struct Judge<'a> {
+    pub(super) old: &'a CompiledSchema,
+    pub(super) new: &'a CompiledSchema,
+}
+
+impl Judge<'_> {
+    pub(super) fn verdicts(&self, v: &Value) -> (bool, bool) {
+        (self.old.is_valid(v), self.new.is_valid(v))
+    }
+
+    /// The instances to edit: `given` first, then each version's examples and generated
+    /// instances that one of the versions admits.
+    /// The given ones (fixtures, near misses included: an edit that makes one admitted
+    /// is isolated) are all kept, up to the bound; the others only when a version
+    /// admits them.
+    pub(super) fn bases(&self, given: Vec<Value>) -> Vec<Value> {
+        let (od, nd) = (self.old.document(), self.new.document());
+        let mut out: Vec<Value> = Vec::new();
+        for v in given {
+            if out.len() < MAX_BASES && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        let extra = generate::examples(od)
+            .into_iter()
+            .chain(generate::examples(nd))
+            .chain(generate::candidates(od, od, 1))
+            .chain(generate::candidates(nd, nd, 2));
+        for v in extra {
+            if out.len() >= MAX_BASES * 2 {
+                break;
+            }
+            if !out.contains(&v) {
+                let (a, b) = self.verdicts(&v);
+                if a || b {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// Up to `limit` instances only one version admits (`old_only`: the old one).
+    pub(super) fn separating(
+        &self,
+        pool: impl Iterator<Item = Value>,
+        old_only: bool,
+        limit: usize,
+    ) -> Vec<Value> {
+        let mut out = Vec::new();
+        for v in pool.take(MAX_TRIALS) {
+            if out.len() >= limit {
+                break;
+            }
+            if self.verdicts(&v) == (old_only, !old_only) && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// An instance the versions judge differently in the direction the change's class
+    /// says (breaking: only the old version accepts it; a loosening: only the new one;
+    /// undecided: either), made from a base by setting or removing the member at the
+    /// change's location. Preferred: an isolated one (the edit itself flips a verdict)
+    /// holding a value that tells the versions apart.
+    pub(super) fn structural_witness(&self, change: &Change, bases: &[Value]) -> Option<Witness> {
+        let (od, nd) = (self.old.document(), self.new.document());
+        let (o, n) = (
+            structural::conjunction(od, &change.pointer),
+            structural::conjunction(nd, &change.pointer),
+        );
+        let mut values = Vec::new();
+        if let Some(branch) = structural::branch_of(change) {
+            let root = if change.kind == "branch_removed" {
+                od
+            } else {
+                nd
+            };
+            values.extend(generate::candidates(root, &branch, 3));
+        }
+        for (root, side) in [(od, &o), (nd, &n)] {
+            for s in side.iter() {
+                values.extend(generate::candidates(root, s, 4));
+            }
+        }
+        values.extend(candidates(&o, &n));
+        let mut edits: Vec<Option<Value>> = vec![None];
+        for v in values {
+            if !edits.contains(&Some(v.clone())) {
+                edits.push(Some(v));
+            }
+        }
+        let (os, ns) = (listed(&o), listed(&n));
+        let telling =
+            |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
+        let wanted = |old_admits: bool| match change.class {
+            Class::Breaking => old_admits,
+            Class::AgentVisible | Class::Compatible => !old_admits,
+            Class::Unknown => true,
+        };
+        let mut best: Option<(u8, Witness)> = None;
+        let mut trials = 0;
+        // Each version with only this change's keyword taken from the other (built on the
+        // first instance that separates the versions): a witness must be judged by one of
+        // them as the other version judges it, so that the keyword — not a change
+        // elsewhere — separates the versions.
+        let mut probe: Option<Option<(CompiledSchema, CompiledSchema)>> = None;
+        // Bases lacking the change's parent get it built, from the version that should
+        // accept the witness.
+        let (parent, _) = structural::parent_and_name(&change.pointer);
+        let side = if change.class == Class::Breaking {
+            od
+        } else {
+            nd
+        };
+        let built: Vec<Value> = bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_none())
+            .take(MAX_BUILT_BASES)
+            .filter_map(|b| {
+                let mut b = b.clone();
+                materialize(&mut b, parent, side).then_some(b)
+            })
+            .collect();
+        for base in bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_some())
+            .chain(&built)
+        {
+            let before = self.verdicts(base);
+            let own = base
+                .pointer(&change.pointer)
+                .and_then(Value::as_str)
+                .map(|text| resized(text, &o, &n))
+                .unwrap_or_default();
+            for edit in edits.iter().cloned().chain(own.into_iter().map(Some)) {
+                trials += 1;
+                if trials > MAX_TRIALS {
+                    return best.map(|(_, w)| w);
+                }
+                let rank = if telling(&edit) { 1 } else { 2 };
+                let mut instance = base.clone();
+                if !set_at(&mut instance, &change.pointer, edit) {
+                    continue;
+                }
+                let (a, b) = self.verdicts(&instance);
+                if a == b || !wanted(a) {
+                    continue;
+                }
+                let isolated = (a, b) != before;
+                let probe = probe.get_or_insert_with(|| self.probes(change));
+                let exercised = match probe {
+                    Some((old_made_new, new_made_old)) => {
+                        old_made_new.is_valid(&instance) == b
+                            || new_made_old.is_valid(&instance) == a
+                    }
+                    // No keyword to isolate: the edit at the location must flip a verdict
+                    // (at the whole instance, every edit is at the location).
+                    None => isolated || change.pointer.is_empty(),
+                };
+                if !exercised {
+                    continue;
+                }
+                let found = Witness {
+                    accepted_by: if a { "old_only" } else { "new_only" },
+                    instance,
+                    isolated,
+                };
+                if isolated && rank == 1 && (a || change.class != Class::Unknown) {
+                    return Some(found);
+                }
+                // An undecided change: a narrowing is what matters most, so an old-only
+                // witness is preferred.
+                let rank = rank
+                    + if isolated { 0 } else { 2 }
+                    + if !a && change.class == Class::Unknown {
+                        4
+                    } else {
+                        0
+                    };
+                if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                    best = Some((rank, found));
+                }
+            }
+        }
+        best.map(|(_, w)| w)
+    }
+}
+
+impl Judge<'_> {
+    /// The old version with only `change`'s keyword at its location as the new version has
+    /// it, and the new version with it as the old one has it; `None` when the change names
+    /// no keyword written at the location itself (a branch's, a member's) or a document
+    /// does not compile alone.
+    pub(super) fn probes(&self, change: &Change) -> Option<(CompiledSchema, CompiledSchema)> {
+        let word = changed_keyword(change)?;
+        let (od, nd) = (self.old.document(), self.new.document());
+        Some((
+            probe(od, nd, &change.pointer, word)?,
+            probe(nd, od, &change.pointer, word)?,
+        ))
+    }
+}
+
+/// `from` with `word` at the instance location `pointer` set as `to` has it there (or
+/// removed), compiled like the guard's schemas.
+pub(super) fn probe(from: &Value, to: &Value, pointer: &str, word: &str) -> Option<CompiledSchema> {
+    let (o, n) = (
+        structural::conjunction(from, pointer),
+        structural::conjunction(to, pointer),
+    );
+    let wanted = structural::keyword(&n, word);
+    if structural::keyword(&o, word) == wanted {
+        return None;
+    }
+    let holders: Vec<String> = o
+        .iter()
+        .filter(|s| s.get(word).is_some())
+        .map(|s| path_of(from, s))
+        .collect::<Option<_>>()?;
+    let target = match holders.first() {
+        Some(p) => p.clone(),
+        None => path_of(from, o.first()?)?,
+    };
+    let mut document = from.clone();
+    for p in &holders {
+        document.pointer_mut(p)?.as_object_mut()?.remove(word);
+    }
+    if let Some(value) = wanted {
+        document
+            .pointer_mut(&target)?
+            .as_object_mut()?
+            .insert(word.to_owned(), value.clone());
+    }
+    let source = document.to_string();
+    CompiledSchema::compile(
+        document,
+        source.as_bytes(),
+        "airlock://certify/probe.json",
+        &airlock_guard::Resources::new(),
+    )
+    .ok()
+}
+
+/// The keyword a structural change is about, when it is one keyword at its location.
+pub(super) fn changed_keyword(change: &Change) -> Option<&str> {
+    match change.kind {
+        "enum_narrowed" | "enum_widened" | "failure_code_forwarded" => Some("enum"),
+        "keyword_changed" | "pattern_changed" | "const_changed" | "format_changed"
+        | "constraint_removed" | "limit_tightened" | "limit_loosened" => {
+            change.detail.split(' ').next()
+        }
+        _ => None,
+    }
+}
+
+/// The JSON pointer of `node` (by identity) inside `document`.
+pub(super) fn path_of(document: &Value, node: &Value) -> Option<String> {
+    let mut todo = vec![(document, String::new())];
+    while let Some((at, path)) = todo.pop() {
+        if std::ptr::eq(at, node) {
+            return Some(path);
+        }
+        match at {
+            Value::Object(map) => todo.extend(
+                map.iter()
+                    .map(|(k, v)| (v, format!("{path}/{}", crate::cases::escape_token(k)))),
+            ),
+            Value::Array(items) => todo.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, format!("{path}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The values a location's `enum` and `const` list.
+pub(super) fn listed(schemas: &[&Value]) -> Vec<Value> {
+    let mut values: Vec<Value> = structural::keyword(schemas, "enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    values.extend(structural::keyword(schemas, "const").cloned());
+    values
+}
+
+/// Candidate values for a location: values one version's `enum`/`const` allow and the
+/// other's do not (plus one both allow), edges of the limits, one value of each type.
+pub(super) fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
+    let keyword = structural::keyword;
+    let (os, ns) = (listed(o), listed(n));
+    let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
+    out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
+    out.extend(os.iter().find(|v| ns.contains(v)).cloned());
+    if let (Some(Value::String(a)), Some(Value::String(b))) =
+        (keyword(o, "pattern"), keyword(n, "pattern"))
+    {
+        // The shortest strings only one of the patterns matches.
+        for (x, y) in [(a, b), (b, a)] {
+            if let pattern::Only::Example(s) = pattern::only_in(x, y) {
+                out.push(Value::String(s));
+            }
+        }
+    }
+    for schemas in [o, n] {
+        for word in ["maxLength", "minLength"] {
+            if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
+                for l in [len.saturating_sub(1), len, len.saturating_add(1)] {
+                    out.push(Value::String(
+                        "x".repeat(usize::try_from(l.min(4096)).unwrap_or(0)),
+                    ));
+                }
+            }
+        }
+        for word in ["maxItems", "minItems"] {
+            if let Some(len) = keyword(schemas, word).and_then(Value::as_u64) {
+                for l in [len.saturating_sub(1), len, len.saturating_add(1)] {
+                    out.push(Value::Array(vec![
+                        Value::Null;
+                        usize::try_from(l.min(4096)).unwrap_or(0)
+                    ]));
+                }
+            }
+        }
+        if let Some(m) = keyword(schemas, "multipleOf").and_then(Value::as_f64) {
+            out.extend([m, 2.0 * m, 3.0 * m].into_iter().map(number));
+        }
+        for word in ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"] {
+            if let Some(v) = keyword(schemas, word).and_then(Value::as_f64) {
+                out.extend([v - 1.0, v, v + 1.0].into_iter().map(number));
+            }
+        }
+    }
+    out.extend([
+        Value::Null,
+        json!(true),
+        json!(0),
+        json!(0.5),
+        json!("x"),
+        json!([]),
+        json!({}),
+    ]);
+    out
+}
+
+/// A number as JSON, an integer when it is whole (`2`, not `2.0`: an `integer` location
+/// admits only the former).
+pub(super) fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
+}
+
+/// Edits of a string a base holds: cut to and just past each length limit (its own
+/// characters, so a pattern it matched still has a chance).
+pub(super) fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for schemas in [o, n] {
+        for word in ["maxLength", "minLength"] {
+            let Some(len) = structural::keyword(schemas, word).and_then(Value::as_u64) else {
+                continue;
+            };
+            let len = usize::try_from(len.min(4096)).unwrap_or(0);
+            for l in [len.saturating_sub(1), len, len + 1] {
+                let mut chars: Vec<char> = text.chars().collect();
+                let last = chars.last().copied().unwrap_or('x');
+                chars.resize(l, last);
+                out.push(Value::String(chars.into_iter().collect()));
+            }
+        }
+    }
+    out
+}
+
+/// Bases lacking a change's location that get it built, per change.
+pub(super) const MAX_BUILT_BASES: usize = 8;
+
+/// Build the members and items along `pointer` that `value` lacks, each generated from
+/// what `document` says of its location; false when a step cannot be built.
+pub(super) fn materialize(value: &mut Value, pointer: &str, document: &Value) -> bool {
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let mut at = String::new();
+    let mut current = value;
+    for token in tokens {
+        at = format!("{at}/{}", crate::cases::escape_token(&token));
+        let built = |at: &str| -> Option<Value> {
+            let nodes: Vec<Value> = structural::conjunction(document, at)
+                .into_iter()
+                .cloned()
+                .collect();
+            generate::candidates(document, &json!({"allOf": nodes}), 5)
+                .into_iter()
+                .find(|v| v.is_object() || v.is_array())
+        };
+        current = match current {
+            Value::Object(map) => {
+                if !map.contains_key(&token) {
+                    let Some(v) = built(&at) else { return false };
+                    map.insert(token.clone(), v);
+                }
+                match map.get_mut(&token) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            Value::Array(items) => {
+                let Ok(index) = token.parse::<usize>() else {
+                    return false;
+                };
+                if index == items.len() {
+                    let Some(v) = built(&at) else { return false };
+                    items.push(v);
+                }
+                match items.get_mut(index) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    true
+}
+
+/// Set (or remove, `None`) the member or array item at `pointer`; false when its parent
+/// is not there.
+pub(super) fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
+    if pointer.is_empty() {
+        return match new {
+            Some(v) => {
+                *value = v;
+                true
+            }
+            None => false,
+        };
+    }
+    let (parent, name) = structural::parent_and_name(pointer);
+    match (value.pointer_mut(parent), new) {
+        (Some(Value::Object(map)), Some(v)) => {
+            map.insert(name, v);
+            true
+        }
+        (Some(Value::Object(map)), None) => map.shift_remove(&name).is_some(),
+        (Some(Value::Array(items)), edit) => {
+            let Ok(index) = name.parse::<usize>() else {
+                return false;
+            };
+            match edit {
+                Some(v) if index < items.len() => items[index] = v,
+                Some(v) if index == items.len() => items.push(v),
+                None if index < items.len() => {
+                    items.remove(index);
+                }
+                _ => return false,
+            }
+            true
+        }
+        _ => false,
+    }
+}
