@@ -212,8 +212,14 @@ impl Guard {
             format!("transport failure: {error}"),
             format!("transport failure: {error}"),
         ));
-        let code = ErrorCode::UpstreamUnavailable;
-        let retryable = self.contract.retry().is_retryable(code);
+        let (code, retryable) = match self.contract.input().mcp() {
+            // The call reached a tool with side effects: its effect is unknown.
+            Some(mcp) if !mcp.read_only => mcp.unverified(),
+            _ => {
+                let code = ErrorCode::UpstreamUnavailable;
+                (code, self.contract.retry().is_retryable(code))
+            }
+        };
         Admission {
             agent: AgentValue::failure(&self.tool, &audit.request_id, code, retryable),
             audit,
@@ -254,15 +260,21 @@ impl Guard {
         audit.stage = diagnostic.stage();
         audit.verdict = Verdict::Rejected;
         audit.diagnostic = Some(diagnostic);
+        let (code, retryable) = self.unverified();
         Admission {
-            agent: AgentValue::failure(
-                &self.tool,
-                &audit.request_id,
-                ErrorCode::InvalidResponse,
-                false,
-            ),
+            agent: AgentValue::failure(&self.tool, &audit.request_id, code, retryable),
             audit,
         }
+    }
+
+    /// The failure a response that could not be verified becomes: `INVALID_RESPONSE`,
+    /// or for an MCP tool with side effects `OUTCOME_UNVERIFIED` (see
+    /// [`McpInput::unverified`](crate::McpInput::unverified)).
+    pub fn unverified(&self) -> (ErrorCode, bool) {
+        self.contract
+            .input()
+            .mcp()
+            .map_or((ErrorCode::InvalidResponse, false), |mcp| mcp.unverified())
     }
 
     /// Stages 2 to 6 on a body already within the byte limit.
@@ -434,7 +446,7 @@ impl Guard {
                 let wire = doc.get("error").and_then(|error| error.get("code"));
                 let code = wire
                     .and_then(Node::as_str)
-                    .and_then(ErrorCode::from_wire)
+                    .and_then(ErrorCode::envelope_from_wire)
                     .ok_or_else(|| {
                         let shown = wire.map_or_else(|| "null".to_owned(), Node::to_string);
                         Diagnostic::new(
@@ -442,7 +454,7 @@ impl Guard {
                             "error_code",
                             format!(
                                 "failure code {shown} is not one of {:?}",
-                                ErrorCode::ALL.map(ErrorCode::as_str)
+                                ErrorCode::ENVELOPE.map(ErrorCode::as_str)
                             ),
                             "failure code is outside the closed set",
                         )

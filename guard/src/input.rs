@@ -72,6 +72,10 @@ pub(crate) struct InputManifest {
     #[serde(default)]
     tool_error: Option<String>,
     #[serde(default)]
+    read_only: Option<bool>,
+    #[serde(default)]
+    idempotent: Option<bool>,
+    #[serde(default)]
     schema: Option<String>,
     #[serde(default)]
     map: Option<Vec<MapManifest>>,
@@ -117,7 +121,16 @@ pub const MAX_LINE_BYTES_CEILING: usize = 65_536;
 /// Which manifest keys each kind uses.
 const KEYS: [(&str, &[&str]); 4] = [
     ("envelope", &[]),
-    ("mcp", &["text", "allow_content", "tool_error"]),
+    (
+        "mcp",
+        &[
+            "text",
+            "allow_content",
+            "tool_error",
+            "read_only",
+            "idempotent",
+        ],
+    ),
     ("vendor", &["schema", "map", "failure"]),
     (
         "lines",
@@ -140,6 +153,8 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
         ("text", input.text.is_some()),
         ("allow_content", input.allow_content.is_some()),
         ("tool_error", input.tool_error.is_some()),
+        ("read_only", input.read_only.is_some()),
+        ("idempotent", input.idempotent.is_some()),
         ("schema", input.schema.is_some()),
         ("map", input.map.is_some()),
         ("failure", input.failure.is_some()),
@@ -177,6 +192,8 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                 text: input.text.unwrap_or(defaults.text),
                 allow_content: input.allow_content.unwrap_or_default(),
                 tool_error,
+                read_only: input.read_only.unwrap_or(defaults.read_only),
+                idempotent: input.idempotent.unwrap_or(defaults.idempotent),
             }))
         }
         "vendor" => {
@@ -288,13 +305,13 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
 
 fn failure_code(location: &str, code: &str) -> Result<ErrorCode, ContractError> {
     ErrorCode::from_wire(code)
-        .filter(|c| *c != ErrorCode::InvalidResponse)
+        .filter(|c| !c.is_rejection())
         .ok_or_else(|| {
             invalid(
                 location,
                 format!(
-                    "{code:?} is not NOT_FOUND or UPSTREAM_UNAVAILABLE (the codes an upstream \
-                     failure may become)"
+                    "{code:?} is not NOT_FOUND, UPSTREAM_UNAVAILABLE or TOOL_ERROR (the codes \
+                     an upstream failure may become)"
                 ),
             )
         })

@@ -30,8 +30,15 @@ pub struct McpInput {
     /// Content kinds other than `text` that may appear (default none). They are tolerated,
     /// never forwarded: the agent's result holds one text block of the projection.
     pub allow_content: Vec<ContentKind>,
-    /// The code an `isError: true` result becomes (default `UPSTREAM_UNAVAILABLE`).
+    /// The code an `isError: true` result becomes (default `TOOL_ERROR`).
     pub tool_error: ErrorCode,
+    /// The tool only reads (MCP's `readOnlyHint`; default `false`, as in MCP). When it is
+    /// not read-only, a call whose result is refused (or never comes) may still have had
+    /// its effect: the agent gets `OUTCOME_UNVERIFIED` instead of `INVALID_RESPONSE`.
+    pub read_only: bool,
+    /// Calling the tool again with the same arguments has no further effect (MCP's
+    /// `idempotentHint`; default `false`): `OUTCOME_UNVERIFIED` is then retryable.
+    pub idempotent: bool,
 }
 
 impl Default for McpInput {
@@ -39,7 +46,22 @@ impl Default for McpInput {
         Self {
             text: TextRule::Agree,
             allow_content: Vec::new(),
-            tool_error: ErrorCode::UpstreamUnavailable,
+            tool_error: ErrorCode::ToolError,
+            read_only: false,
+            idempotent: false,
+        }
+    }
+}
+
+impl McpInput {
+    /// The failure an unverified result of this tool becomes: `INVALID_RESPONSE` for a
+    /// read-only tool; for one with side effects `OUTCOME_UNVERIFIED` (the call was made,
+    /// its effect unknown), retryable only when the tool is idempotent.
+    pub fn unverified(&self) -> (ErrorCode, bool) {
+        if self.read_only {
+            (ErrorCode::InvalidResponse, false)
+        } else {
+            (ErrorCode::OutcomeUnverified, self.idempotent)
         }
     }
 }
@@ -51,9 +73,26 @@ pub enum TextRule {
     /// Every text block must parse strictly to a value equal to `structuredContent`
     /// (what many hosts show the model is the text, so it may not say anything else).
     Agree,
+    /// A text block that is JSON must agree: equal to `structuredContent` or to one of its
+    /// top-level members; a text block equal to a string member of `structuredContent`
+    /// agrees as it is (a file's text beside `{"content": text}`); any other text (prose,
+    /// a listing) is not read. JSON that only a lenient reader takes (a repeated member, a
+    /// lone surrogate) is refused: readers would disagree on what it says.
+    Consistent,
     /// Text blocks must be well-formed blocks; what they say is not read (and never
     /// forwarded).
     Ignore,
+}
+
+impl TextRule {
+    /// The spelling in `contract.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextRule::Agree => "agree",
+            TextRule::Consistent => "consistent",
+            TextRule::Ignore => "ignore",
+        }
+    }
 }
 
 /// A content kind other than `text`.
@@ -339,10 +378,18 @@ fn result<'a>(
             "`structuredContent` is not a JSON object (MCP requires one)",
         ));
     }
-    if input.text == TextRule::Agree {
-        for (index, text) in texts {
-            agree(index, &text, &structured, max_depth)?;
+    match input.text {
+        TextRule::Agree => {
+            for (index, text) in texts {
+                agree(index, &text, &structured, max_depth)?;
+            }
         }
+        TextRule::Consistent => {
+            for (index, text) in texts {
+                consistent(index, &text, &structured, max_depth)?;
+            }
+        }
+        TextRule::Ignore => {}
     }
     Ok(Decoded::Structured(structured))
 }
@@ -417,29 +464,97 @@ fn agree(
     max_depth: usize,
 ) -> Result<(), Diagnostic> {
     let at = format!("/result/content/{index}/text");
-    let parsed = parse_doc(text.as_bytes(), max_depth).map_err(|error: ParseError| {
-        Diagnostic::new(
-            Stage::Decode,
-            "text_agreement",
-            format!(
-                "text block {index} is not strict JSON ({}), so it cannot agree with \
-                 structuredContent",
-                error.masked_message()
-            ),
-            format!("text block {index} is not strict JSON"),
-        )
-        .with_instance_path(at.clone())
-    })?;
+    let parsed = match parse_doc(text.as_bytes(), max_depth) {
+        Ok(parsed) => parsed,
+        Err(error) if looks_like_json(text) => {
+            return Err(not_strict_json(index, &at, &error));
+        }
+        Err(_) => {
+            return Err(Diagnostic::new(
+                Stage::Decode,
+                "text_agreement",
+                format!(
+                    "text block {index} is plain text, not JSON: with `text = \"agree\"` every \
+                     text block must be the JSON of structuredContent (the server may write \
+                     prose there: `text = \"consistent\"` or `\"ignore\"` does not read it)"
+                ),
+                format!("text block {index} is plain text, not JSON"),
+            )
+            .with_instance_path(at))
+        }
+    };
     if structured.same_as(&parsed.to_value()) {
         return Ok(());
     }
-    Err(Diagnostic::new(
+    Err(disagrees(index, at))
+}
+
+/// [`TextRule::Consistent`]: a text block that is JSON agrees with `structuredContent`
+/// or one of its top-level members; one that is a string member verbatim agrees; prose
+/// is not read.
+fn consistent(
+    index: usize,
+    text: &str,
+    structured: &Node<'_>,
+    max_depth: usize,
+) -> Result<(), Diagnostic> {
+    let Node::Object(members) = structured else {
+        return Ok(());
+    };
+    let verbatim = members
+        .iter()
+        .any(|(_, value)| matches!(value, Node::String(s) if s.as_ref() == text));
+    if verbatim {
+        return Ok(());
+    }
+    let at = format!("/result/content/{index}/text");
+    let parsed = match parse_doc(text.as_bytes(), max_depth) {
+        Ok(parsed) => parsed.to_value(),
+        // JSON a lenient reader takes but the strict one refuses: readers disagree.
+        Err(error) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
+            return Err(not_strict_json(index, &at, &error));
+        }
+        Err(_) => return Ok(()),
+    };
+    if structured.same_as(&parsed) || members.iter().any(|(_, value)| value.same_as(&parsed)) {
+        return Ok(());
+    }
+    Err(disagrees(index, at))
+}
+
+/// Whether `text` starts as a JSON object or array would (after white space): a text
+/// meant as JSON, so a parse error in it is reported as such.
+fn looks_like_json(text: &str) -> bool {
+    matches!(
+        text.trim_start_matches([' ', '\t', '\n', '\r'])
+            .as_bytes()
+            .first(),
+        Some(b'{' | b'[' | b'"')
+    )
+}
+
+fn not_strict_json(index: usize, at: &str, error: &ParseError) -> Diagnostic {
+    Diagnostic::new(
+        Stage::Decode,
+        "text_agreement",
+        format!(
+            "text block {index} is not strict JSON ({}), so it cannot agree with \
+             structuredContent",
+            error.masked_message()
+        ),
+        format!("text block {index} is not strict JSON"),
+    )
+    .with_instance_path(at)
+}
+
+fn disagrees(index: usize, at: String) -> Diagnostic {
+    Diagnostic::new(
         Stage::Decode,
         "text_agreement",
         format!("text block {index} says something else than structuredContent"),
         format!("text block {index} says something else than structuredContent"),
     )
-    .with_instance_path(at))
+    .with_instance_path(at)
 }
 
 #[cfg(test)]
@@ -491,6 +606,80 @@ mod tests {
             };
             assert_eq!(decode_str(&ignore, &body).unwrap(), "structured");
         }
+    }
+
+    #[test]
+    fn consistent_text_reads_only_json_and_admits_what_real_servers_write() {
+        let consistent = McpInput {
+            text: TextRule::Consistent,
+            ..McpInput::default()
+        };
+        let structured = r#"{"content":"{\"a\":1}\n","n":[1,2]}"#;
+        // Admitted: prose, a string member verbatim (a JSON file's text), the JSON of the
+        // whole, the JSON of one member (pretty or compact).
+        for text in [
+            "Entities deleted successfully",
+            r#"{\"a\":1}\n"#,
+            r#"{\"n\": [1, 2], \"content\": \"{\\\"a\\\":1}\\n\"}"#,
+            "[\\n  1,\\n  2\\n]",
+            "[FILE] a.txt\\n[DIR] b",
+        ] {
+            let body = ok(&format!(
+                r#"{{"content":[{{"type":"text","text":"{text}"}}],"structuredContent":{structured}}}"#
+            ));
+            assert_eq!(
+                decode_str(&consistent, &body).unwrap(),
+                "structured",
+                "{text}"
+            );
+        }
+        // Refused: JSON that says something else, `1` re-spelled `1.0`, and JSON only a
+        // lenient reader takes (a repeated member).
+        for text in [
+            r#"{\"n\":[1,3]}"#,
+            "[1.0,2]",
+            r#"{\"n\":[1,2],\"n\":[1,2]}"#,
+            "true",
+        ] {
+            let body = ok(&format!(
+                r#"{{"content":[{{"type":"text","text":"{text}"}}],"structuredContent":{structured}}}"#
+            ));
+            let d = decode_str(&consistent, &body).unwrap_err();
+            assert_eq!(d.keyword(), "text_agreement", "{text}");
+        }
+    }
+
+    #[test]
+    fn plain_text_under_agree_is_reported_as_plain_text() {
+        let body = ok(r#"{"content":[{"type":"text","text":"hello"}],"structuredContent":{}}"#);
+        let d = decode_str(&McpInput::default(), &body).unwrap_err();
+        assert!(
+            d.message().contains("plain text, not JSON"),
+            "{}",
+            d.message()
+        );
+        assert!(!d.message().contains("byte 0"), "{}", d.message());
+    }
+
+    #[test]
+    fn unverified_results_depend_on_the_tools_side_effects() {
+        let read = McpInput {
+            read_only: true,
+            ..McpInput::default()
+        };
+        assert_eq!(read.unverified(), (ErrorCode::InvalidResponse, false));
+        assert_eq!(
+            McpInput::default().unverified(),
+            (ErrorCode::OutcomeUnverified, false)
+        );
+        let idempotent = McpInput {
+            idempotent: true,
+            ..McpInput::default()
+        };
+        assert_eq!(
+            idempotent.unverified(),
+            (ErrorCode::OutcomeUnverified, true)
+        );
     }
 
     #[test]

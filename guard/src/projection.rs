@@ -23,11 +23,28 @@ pub enum ErrorCode {
     UpstreamUnavailable,
     /// The response did not honour the contract (every guard rejection).
     InvalidResponse,
+    /// An MCP tool refused the call (`isError: true`): the call reached the tool, which
+    /// said it failed (an unknown file, an invalid argument). Its text is never forwarded.
+    ToolError,
+    /// The call was made to a tool with side effects (not `read_only`), but its result
+    /// could not be verified (refused by the contract, or no answer in time): the effect
+    /// may have happened. Retryable only when the contract says the tool is `idempotent`.
+    OutcomeUnverified,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 3] = [
+    pub const ALL: [ErrorCode; 5] = [
+        ErrorCode::NotFound,
+        ErrorCode::UpstreamUnavailable,
+        ErrorCode::InvalidResponse,
+        ErrorCode::ToolError,
+        ErrorCode::OutcomeUnverified,
+    ];
+
+    /// The codes an upstream's own failure envelope may carry (the guard forwards them);
+    /// the others are the guard's to give.
+    pub const ENVELOPE: [ErrorCode; 3] = [
         ErrorCode::NotFound,
         ErrorCode::UpstreamUnavailable,
         ErrorCode::InvalidResponse,
@@ -39,12 +56,29 @@ impl ErrorCode {
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::UpstreamUnavailable => "UPSTREAM_UNAVAILABLE",
             ErrorCode::InvalidResponse => "INVALID_RESPONSE",
+            ErrorCode::ToolError => "TOOL_ERROR",
+            ErrorCode::OutcomeUnverified => "OUTCOME_UNVERIFIED",
         }
+    }
+
+    /// Whether this code is a guard's rejection (the response was not admitted as
+    /// evidence): `INVALID_RESPONSE`, or `OUTCOME_UNVERIFIED` for a tool with side effects.
+    pub fn is_rejection(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::InvalidResponse | ErrorCode::OutcomeUnverified
+        )
     }
 
     /// The code with this wire spelling, if it is one of the closed set.
     pub fn from_wire(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The code with this wire spelling, if an upstream envelope may carry it
+    /// ([`ErrorCode::ENVELOPE`]).
+    pub fn envelope_from_wire(s: &str) -> Option<Self> {
+        Self::ENVELOPE.into_iter().find(|c| c.as_str() == s)
     }
 }
 

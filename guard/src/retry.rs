@@ -96,10 +96,11 @@ impl RetryPolicy {
         &self.retryable
     }
 
-    /// Whether `code` is worth another attempt. `INVALID_RESPONSE` never is: a rejection
-    /// is final whatever the policy lists.
+    /// Whether `code` is worth another attempt. A rejection (`INVALID_RESPONSE`,
+    /// `OUTCOME_UNVERIFIED`, whose retry the tool's `idempotent` decides) is never made
+    /// retryable by the policy's list.
     pub fn is_retryable(&self, code: ErrorCode) -> bool {
-        code != ErrorCode::InvalidResponse && self.retryable.contains(&code)
+        !code.is_rejection() && self.retryable.contains(&code)
     }
 }
 

@@ -208,9 +208,10 @@ fn tool_errors_and_jsonrpc_errors_are_failures_whose_text_never_reaches_the_agen
     );
     let admission = guard().admit(&request(), tool_error.as_bytes());
     assert_eq!(admission.audit().verdict(), Verdict::UpstreamFailure);
+    // The tool refused the call: its own code, not retried by the default policy.
     assert_eq!(
         admission.agent().error(),
-        Some((ErrorCode::UpstreamUnavailable, true))
+        Some((ErrorCode::ToolError, false))
     );
     assert!(!admission
         .agent()
@@ -302,7 +303,7 @@ fn mcp_manifest_keys_are_checked_at_load() {
         (
             "[input]\nkind = \"mcp\"\ntool_error = \"INVALID_RESPONSE\"",
             r#"["/a"]"#,
-            "not NOT_FOUND or UPSTREAM_UNAVAILABLE",
+            "not NOT_FOUND, UPSTREAM_UNAVAILABLE or TOOL_ERROR",
         ),
         (
             "[input]\nkind = \"mcp\"\nallow_content = [\"video\"]",

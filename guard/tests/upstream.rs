@@ -181,7 +181,7 @@ fn vendor_and_lines_manifests_are_checked_at_load() {
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"b\"\nfrom = \"/x\"\n", "data.b is filled from the source but the schema cannot contain it"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\nnormalise = \"titlecase\"\n", "not a normalisation"),
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\nnormalise = \"lowercase\"\ntable = { A = \"a\" }\n", "not both"),
-        ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n[[input.failure]]\nat = \"/x\"\ncode = \"INVALID_RESPONSE\"\n", "not NOT_FOUND or UPSTREAM_UNAVAILABLE"),
+        ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n[[input.failure]]\nat = \"/x\"\ncode = \"INVALID_RESPONSE\"\n", "not NOT_FOUND, UPSTREAM_UNAVAILABLE or TOOL_ERROR"),
         // A failure rule's `at` is checked as a mapping's `from` is (found in review:
         // `at = "/mesage"` loaded and never matched).
         ("[input]\nkind = \"vendor\"\nschema = \"vendor.json\"\n[[input.map]]\nfield = \"a\"\nfrom = \"/x\"\n[[input.failure]]\nat = \"/mesage\"\ncode = \"NOT_FOUND\"\n", "input.failure[0].at"),

@@ -141,8 +141,16 @@ fn io_error(path: &Path, source: std::io::Error) -> CorpusError {
     }
 }
 
-/// The names a corpus folder may hold (hidden files aside).
-pub const CORPUS_ENTRIES: [&str; 4] = ["request.json", "accepted", "near_miss", "historical"];
+/// The names a corpus folder may hold (hidden files aside). `review/` holds recorded
+/// answers the contract refused (`airlock mcp proxy --record`), waiting for a person to
+/// move each into `accepted/` or `near_miss/`: nothing in it is run.
+pub const CORPUS_ENTRIES: [&str; 5] = [
+    "request.json",
+    "accepted",
+    "near_miss",
+    "historical",
+    "review",
+];
 
 /// The corpus folder of the contract in `contract_dir`: `<root>/corpora/<tool>` for a
 /// contract in `<root>/schemas/<tool>`; `None` when the tool's name is not one plain

@@ -20,5 +20,6 @@ mod kinds;
 mod lint;
 mod mcp_import;
 mod mcp_proxy;
+mod mcp_proxy_modes;
 mod mcp_proxy_raw;
 mod util;

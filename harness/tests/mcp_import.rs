@@ -171,13 +171,26 @@ fn import_reproduces_the_shipped_change_review_schema_byte_for_byte() {
     let shipped = std::fs::read(root().join("schemas/change_review/v1.schema.json")).unwrap();
     assert_eq!(made, shipped);
     // And the shipped contract differs from the imported one only by what was added by
-    // hand: its header, limits and checks; same tool, input kind and agent fields.
+    // hand: its header, limits, checks and two [input] settings (text tightened to
+    // "agree", since this server writes the JSON of structuredContent, and read_only set,
+    // since the tool reads and publishes no annotation); same tool, kind, agent fields.
     let (made, shipped) = (
         Contract::load(temp.path().join("schemas/change_review")).unwrap(),
         Contract::load(root().join("schemas/change_review")).unwrap(),
     );
     assert_eq!(made.agent_fields(), shipped.agent_fields());
-    assert_eq!(made.input(), shipped.input());
+    let (made, shipped) = (
+        made.input().mcp().unwrap().clone(),
+        shipped.input().mcp().unwrap().clone(),
+    );
+    assert_eq!(
+        airlock_guard::McpInput {
+            text: airlock_guard::TextRule::Agree,
+            read_only: true,
+            ..made
+        },
+        shipped
+    );
 }
 
 #[test]
@@ -692,4 +705,62 @@ fn a_failing_server_is_a_clear_error_with_exit_2() {
         );
         assert!(!out.exists());
     }
+}
+
+/// The settings an import chooses come from the server's own publication: the official
+/// filesystem and memory servers' saved `tools/list` answers (tests/mcp/captures).
+#[test]
+fn import_chooses_text_media_size_side_effects_and_deadline_from_what_the_server_publishes() {
+    use airlock_guard::{ContentKind, TextRule};
+    let dir = tempfile::tempdir().unwrap();
+    let out = import_files(
+        &[&captures().join("tools_list.filesystem.json")],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("chose: text = \"consistent\""), "{text}");
+    let load = |name: &str| Contract::load(dir.path().join("schemas").join(name)).unwrap();
+    let media = load("read_media_file");
+    let mcp = media.input().mcp().unwrap();
+    assert_eq!(mcp.text, TextRule::Consistent);
+    assert!(mcp.allow_content.contains(&ContentKind::Image));
+    assert!(mcp.allow_content.contains(&ContentKind::Audio));
+    assert!(mcp.read_only && mcp.idempotent);
+    // A file's text is unbounded in the schema and sent twice: MiBs, not 64 KiB.
+    assert!(media.limits().max_bytes >= 4 * 1024 * 1024);
+    assert_eq!(media.retry().deadline(), std::time::Duration::from_secs(60));
+    let write = load("write_file").input().mcp().unwrap().clone();
+    assert!(!write.read_only && write.idempotent, "{write:?}");
+    let mv = load("move_file").input().mcp().unwrap().clone();
+    assert!(!mv.read_only && !mv.idempotent, "{mv:?}");
+    assert!(load("read_text_file")
+        .input()
+        .mcp()
+        .unwrap()
+        .allow_content
+        .is_empty());
+    assert!(
+        text.contains("chose: read_only = false, idempotent = false: the tool's annotations"),
+        "{text}"
+    );
+
+    // The memory server: a tool without annotations would get MCP's defaults.
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools = listed(&captures().join("tools_list.memory.json"));
+    tools[0].as_object_mut().unwrap().remove("annotations");
+    let list = save_list(dir.path(), "memory.json", &tools);
+    let out = import_files(&[&list], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let name = tools[0]["name"].as_str().unwrap();
+    let plain = Contract::load(dir.path().join("schemas").join(name)).unwrap();
+    let mcp = plain.input().mcp().unwrap();
+    assert!(!mcp.read_only && !mcp.idempotent);
+    assert!(stdout(&out).contains("publishes no readOnlyHint"));
 }

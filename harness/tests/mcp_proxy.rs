@@ -81,6 +81,7 @@ pub(crate) fn contracts(dir: &Path, max_bytes: u64, deadline: &str) -> (PathBuf,
 version = 1
 [input]
 kind = "mcp"
+read_only = true
 [limits]
 max_bytes = {max_bytes}
 max_depth = 8
@@ -112,6 +113,7 @@ retryable = ["UPSTREAM_UNAVAILABLE"]
 version = 1
 [input]
 kind = "mcp"
+read_only = true
 [limits]
 max_bytes = {max_bytes}
 max_depth = 8
@@ -230,7 +232,7 @@ fn tools_list_passes_through_the_proxy() {
     let (review_tool, quota_tool) = server_tools();
     assert_eq!(names, [review_tool, quota_tool, "echo"]);
     assert!(
-        run.stderr.contains("drift: tool echo has no contract"),
+        run.stderr.contains("tools without a contract (their calls are refused; said again only when this list changes): echo (no outputSchema)"),
         "{}",
         run.stderr
     );
@@ -367,7 +369,7 @@ fn hostile_answers_arrive_as_failures_and_the_canary_never_reaches_the_client() 
             "is_error_injection",
             review_tool,
             r#"{"change_id":"CR-1"}"#,
-            "UPSTREAM_UNAVAILABLE",
+            "TOOL_ERROR",
         ),
         (
             "jsonrpc_error",

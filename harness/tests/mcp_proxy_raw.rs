@@ -14,7 +14,7 @@ use crate::mcp_proxy::{airlock_bin, contracts, server_tools, CANARY};
 use crate::util::root;
 
 /// The proxy with a raw client: lines written to its stdin, its stdout read line by line.
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -22,7 +22,7 @@ struct Session {
 }
 
 impl Session {
-    fn start(flags: &[&str], server_script: &Path) -> Self {
+    pub(crate) fn start(flags: &[&str], server_script: &Path) -> Self {
         let mut child = Command::new(airlock_bin())
             .args(["mcp", "proxy"])
             .args(flags)
@@ -64,14 +64,14 @@ impl Session {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn recv(&self) -> Value {
+    pub(crate) fn recv(&self) -> Value {
         let line = self
             .lines
             .recv_timeout(Duration::from_secs(60))
@@ -89,7 +89,7 @@ impl Session {
     }
 
     /// Close stdin; the exit code (within 10 s) and the whole stderr.
-    fn finish(mut self) -> (i32, String) {
+    pub(crate) fn finish(mut self) -> (i32, String) {
         drop(self.stdin.take());
         self.wait()
     }
@@ -114,18 +114,18 @@ impl Session {
     }
 }
 
-fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, body).unwrap();
     path
 }
 
-fn call(id: u64, tool: &str, change_id: &str) -> String {
+pub(crate) fn call(id: u64, tool: &str, change_id: &str) -> String {
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":{"change_id":change_id}}}).to_string()
 }
 
 /// The server's well-behaved answer to a review call, as sh `printf` text.
-fn good_answer(id: u64) -> String {
+pub(crate) fn good_answer(id: u64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{{\"change_id\":\"CR-1\",\"decision\":\"approved\",\"reviewed_by\":\"alice\",\"observed_at\":\"2026-12-03T08:00:00Z\"}}"}}],"structuredContent":{{"change_id":"CR-1","decision":"approved","reviewed_by":"alice","observed_at":"2026-12-03T08:00:00Z"}},"isError":false}}}}"#
     )
@@ -549,7 +549,7 @@ fn drift_is_reported_and_strict_drift_refuses_the_list_and_the_calls() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("drift: tool other has no contract"),
+        stderr.contains("tools without a contract (their calls are refused; said again only when this list changes): other (no outputSchema)"),
         "{stderr}"
     );
 

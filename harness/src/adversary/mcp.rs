@@ -6,7 +6,7 @@
 //! the id, the closed members, content kinds, structuredContent's presence, JSON-RPC
 //! errors.
 
-use airlock_guard::{ContentKind, Request, STRUCTURED_CONTENT};
+use airlock_guard::{ContentKind, Request, TextRule, STRUCTURED_CONTENT};
 use serde_json::{json, Map, Value};
 
 use super::{bytes, classes, limits, Builder};
@@ -183,10 +183,31 @@ impl Variants<'_, '_, '_> {
         Some(m)
     }
 
+    /// The contract's text rule.
+    fn text_rule(&self) -> TextRule {
+        self.b
+            .contract
+            .input()
+            .mcp()
+            .map_or(TextRule::Agree, |mcp| mcp.text)
+    }
+
+    /// What a text block that is JSON saying something else must get: refused unless the
+    /// contract does not read text.
+    fn for_disagreeing_json(&self) -> Expectation {
+        match self.text_rule() {
+            TextRule::Agree | TextRule::Consistent => Expectation::Reject,
+            TextRule::Ignore => Expectation::Admit,
+        }
+    }
+
     /// mcp-text-disagrees: the text block's JSON another value than structuredContent;
     /// the same value written otherwise (members reordered, pretty or compact) admitted.
+    /// Under `text = "ignore"` every case is admitted: the text is never read, and the
+    /// canaries in it must still never reach the agent.
     fn text_disagrees(&mut self, structured: &Value) {
         self.class = "mcp-text-disagrees";
+        let disagreeing = self.for_disagreeing_json();
         let Some(at) = first_text(self.message) else {
             return;
         };
@@ -200,20 +221,20 @@ impl Variants<'_, '_, '_> {
             changed[name] = Value::String(token.clone());
             if let Some(m) = self.edit(&at, text(&changed)) {
                 let suffix = format!("changed:{name}");
-                self.push(&at, &suffix, &m, vec![token], Expectation::Reject);
+                self.push(&at, &suffix, &m, vec![token], disagreeing);
             }
         }
         let token = self.canary(&at, 1);
         let mut added = structured.clone();
         added[token.as_str()] = Value::String(token.clone());
         if let Some(m) = self.edit(&at, text(&added)) {
-            self.push(&at, "added_member", &m, vec![token], Expectation::Reject);
+            self.push(&at, "added_member", &m, vec![token], disagreeing);
         }
         let mut flag = structured.clone();
         if !object.contains_key("admin_override") {
             flag["admin_override"] = json!(true);
             if let Some(m) = self.edit(&at, text(&flag)) {
-                self.push(&at, "added_admin_override", &m, vec![], Expectation::Reject);
+                self.push(&at, "added_admin_override", &m, vec![], disagreeing);
             }
         }
         // An integer re-spelled with a fraction: the same number to some readers, never
@@ -224,7 +245,7 @@ impl Variants<'_, '_, '_> {
                 let respelled = String::from_utf8_lossy(&raw).into_owned();
                 if let Some(m) = self.edit(&at, Some(Value::String(respelled))) {
                     let suffix = format!("respelled:{name}");
-                    self.push(&at, &suffix, &m, vec![], Expectation::Reject);
+                    self.push(&at, &suffix, &m, vec![], disagreeing);
                 }
             }
         }
@@ -263,10 +284,14 @@ impl Variants<'_, '_, '_> {
              {token}"
         );
         // A tool's own failure forwards no text and judges none: the reference decides.
+        // Prose is refused where every text block must be JSON (`agree`); elsewhere it is
+        // not read, and the canary in it must still never reach the agent.
         let expect = if self.message.pointer("/result/isError") == Some(&Value::Bool(true)) {
             Expectation::Reference
-        } else {
+        } else if self.text_rule() == TextRule::Agree {
             Expectation::Reject
+        } else {
+            Expectation::Admit
         };
         if let Some(m) = self.edit(&at, Some(Value::String(prose))) {
             self.push(&at, "replaced", &m, vec![token], expect);

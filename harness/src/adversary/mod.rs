@@ -148,6 +148,15 @@ impl<'a> Builder<'a> {
             ),
             (_, upstream) => (location.to_owned(), upstream),
         };
+        if expect == Expectation::Admit {
+            // A valid case must fit the limit as sent (an MCP variant is measured with the
+            // message wrapped around it, not as structuredContent alone).
+            if let Upstream::Body(body) = &upstream {
+                if body.len() as u64 > self.contract.limits().max_bytes {
+                    return;
+                }
+            }
+        }
         let location = location.as_str();
         let mut id = format!("{class}/{}{location}", origin.unwrap_or("-"));
         if !suffix.is_empty() {

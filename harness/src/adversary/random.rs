@@ -12,7 +12,7 @@ use crate::corpus::{Corpus, Fixture};
 /// request, for every error code, claiming retryable and not (the policy decides).
 pub(super) fn upstream_failures(b: &mut Builder<'_>, corpus: &Corpus) {
     let request = &corpus.request;
-    for code in ErrorCode::ALL {
+    for code in ErrorCode::ENVELOPE {
         for retryable in [false, true] {
             let envelope = json!({
                 "tool": b.contract.tool(),

@@ -89,7 +89,7 @@ impl View {
             let forwarded: Vec<&str> = added
                 .iter()
                 .filter_map(Value::as_str)
-                .filter(|c| ErrorCode::from_wire(c).is_some())
+                .filter(|c| ErrorCode::envelope_from_wire(c).is_some())
                 .collect();
             return if forwarded.is_empty() {
                 (
@@ -97,7 +97,7 @@ impl View {
                     "enum_widened",
                     format!(
                         " (not forwarded: the guard admits only {:?} as failure codes)",
-                        ErrorCode::ALL.map(ErrorCode::as_str)
+                        ErrorCode::ENVELOPE.map(ErrorCode::as_str)
                     ),
                 )
             } else {

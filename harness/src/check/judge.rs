@@ -2,7 +2,7 @@
 //! read strictly, one of the two closed shapes, the reference's verdict and value, and no
 //! canary from the input anywhere in its bytes.
 
-use airlock_guard::{AgentValue, ErrorCode};
+use airlock_guard::AgentValue;
 use serde_json::Value;
 
 use super::answer::{raw_text, Answer};
@@ -91,7 +91,7 @@ pub(crate) fn judge_answer(
     };
     let reference_admits = reference
         .error()
-        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
+        .is_none_or(|(code, _)| !code.is_rejection());
     let say = |admits: bool| if admits { "admitted" } else { "rejected" };
     if claim.admits() != reference_admits {
         findings.push((

@@ -2,7 +2,7 @@
 //! against the reference (the guard configured by the same contract). Findings are data;
 //! only a broken contract or corpus is an error.
 
-use airlock_guard::{AgentValue, Contract, ErrorCode, Guard, Request};
+use airlock_guard::{AgentValue, Contract, Guard, Request};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::ControlFlow;
@@ -612,7 +612,7 @@ fn record(
     }
     let reference_admits = reference
         .error()
-        .is_none_or(|(code, _)| code != ErrorCode::InvalidResponse);
+        .is_none_or(|(code, _)| !code.is_rejection());
     let actual = actual.as_ref().ok().map(Answer::for_report);
     for (kind, message) in findings {
         report.findings.push(Finding {

@@ -128,10 +128,10 @@ pub enum Claim {
 }
 
 impl Claim {
-    /// Whether the value admits evidence: a success, or a failure other than the fixed
-    /// `INVALID_RESPONSE`.
+    /// Whether the value admits evidence: a success, or a failure other than a guard's
+    /// rejection (`INVALID_RESPONSE`, `OUTCOME_UNVERIFIED`).
     pub fn admits(self) -> bool {
-        !matches!(self, Claim::Failure(ErrorCode::InvalidResponse))
+        !matches!(self, Claim::Failure(code) if code.is_rejection())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Shrinking a finding: the smallest body that keeps both the finding and the
 //! reference's verdict.
 
-use airlock_guard::{AgentValue, ErrorCode, Guard, Request};
+use airlock_guard::{AgentValue, Guard, Request};
 use std::time::Instant;
 
 use super::judge::judge;
@@ -40,10 +40,7 @@ pub(super) fn shrink(
     let Upstream::Body(original) = &case.upstream else {
         return None;
     };
-    let rejected = |v: &AgentValue| {
-        v.error()
-            .is_some_and(|(code, _)| code == ErrorCode::InvalidResponse)
-    };
+    let rejected = |v: &AgentValue| v.error().is_some_and(|(code, _)| code.is_rejection());
     let verdict = rejected(reference);
     let mut best = original.clone();
     let mut budget = SHRINK_BUDGET;

@@ -100,6 +100,9 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
         for finding in &tool.lint {
             text.push_str(&format!("  lint: {}\n", printable(&finding.to_string())));
         }
+        for choice in &tool.choices {
+            text.push_str(&format!("  chose: {}\n", printable(choice)));
+        }
         for note in &tool.notes {
             text.push_str(&format!("  review: {}\n", printable(note)));
         }

@@ -3,7 +3,8 @@
 use airlock_guard::{Contract, Guard};
 use airlock_harness::exit::Exit;
 use airlock_harness::mcp::proxy::{
-    Ending, Proxy, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CEILING,
+    Ending, Mode, Proxy, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RECORD_MAX,
+    MAX_MESSAGE_BYTES_CEILING,
 };
 use anyhow::{Context, Result};
 use std::ffi::OsString;
@@ -25,8 +26,25 @@ first). Reference: docs/mcp.md"
 )]
 pub struct ProxyArgs {
     /// A contract folder of an MCP tool (`[input] kind = "mcp"`); repeatable, one per tool.
-    #[arg(long = "contract", required = true)]
+    #[arg(long = "contract", value_name = "DIR")]
+    contract: Vec<PathBuf>,
+    /// A folder of contract folders (such as `schemas`, where `airlock mcp import` writes):
+    /// every MCP contract in it (other kinds are skipped); repeatable.
+    #[arg(long = "contracts", value_name = "DIR")]
     contracts: Vec<PathBuf>,
+    /// enforce: the client gets the guard's result for guarded calls (default). shadow:
+    /// the client gets the server's own answers; every guarded answer is still judged,
+    /// audited and recorded, and what enforce would have changed is said on stderr.
+    #[arg(long, value_enum, default_value_t = ModeArg::Enforce)]
+    mode: ModeArg,
+    /// Record every judged answer of a guarded call as a corpus fixture:
+    /// DIR/<tool>/accepted/ (admitted) or DIR/<tool>/review/ (refused), each with its
+    /// NAME.request.json; `airlock check` then runs on DIR/<tool> as the tool's corpus.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// At most N recorded answers per tool in one session.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RECORD_MAX)]
+    record_max: usize,
     /// A call of a tool with no contract: refused with the fixed failure (default), or
     /// passed unchanged (one stderr line per call).
     #[arg(long, value_enum, default_value_t = UnguardedArg::Refuse)]
@@ -49,6 +67,12 @@ pub struct ProxyArgs {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    Enforce,
+    Shadow,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum UnguardedArg {
     Refuse,
     Pass,
@@ -56,8 +80,16 @@ enum UnguardedArg {
 
 pub fn run(args: ProxyArgs) -> Result<Exit> {
     let mut folders = std::collections::HashMap::new();
-    let guards = args
-        .contracts
+    let mut dirs = args.contract.clone();
+    for root in &args.contracts {
+        dirs.extend(mcp_contracts_in(root)?);
+    }
+    if dirs.is_empty() && matches!(args.unguarded, UnguardedArg::Refuse) {
+        anyhow::bail!(
+            "usage: no contract: give --contract DIR or --contracts DIR (every call would be refused), or --unguarded pass to relay without guarding"
+        );
+    }
+    let guards = dirs
         .iter()
         .map(|dir| {
             let contract = Contract::load(dir)
@@ -85,7 +117,16 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
             UnguardedArg::Pass => Unguarded::Pass,
         })
         .strict_drift(args.strict_drift)
+        .mode(match args.mode {
+            ModeArg::Enforce => Mode::Enforce,
+            ModeArg::Shadow => Mode::Shadow,
+        })
         .max_message_bytes(args.max_message_bytes);
+    if let Some(dir) = &args.record {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the --record folder {}", dir.display()))?;
+        proxy = proxy.record(dir, args.record_max);
+    }
     if let Some(path) = &args.audit {
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -109,6 +150,28 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
         _ if outcome.audit_failed => Exit::Internal,
         _ => Exit::Success,
     })
+}
+
+/// The MCP contract folders in `root` (its subfolders with a `contract.toml` whose
+/// `[input] kind` is `mcp`), sorted; a subfolder that does not load is an error.
+fn mcp_contracts_in(root: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(root)
+        .with_context(|| format!("reading the --contracts folder {}", root.display()))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let dir = entry
+            .with_context(|| format!("reading the --contracts folder {}", root.display()))?
+            .path();
+        if dir.is_dir() && dir.join(airlock_guard::MANIFEST).is_file() {
+            let contract = Contract::load(&dir)
+                .with_context(|| format!("loading contract {}", dir.display()))?;
+            if contract.input().mcp().is_some() {
+                found.push(dir);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// SIGINT/SIGTERM stop the session: the server's process group is killed first.

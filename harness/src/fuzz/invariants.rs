@@ -88,9 +88,11 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
             agent.to_json_string()
         );
     } else if !admission.is_admitted() {
-        let fixed = AgentValue::invalid_response(contract.tool(), &request.request_id);
+        let (code, retryable) = guard.unverified();
         ensure!(
-            *agent == fixed,
+            agent.tool() == contract.tool()
+                && agent.request_id() == request.request_id
+                && agent.error() == Some((code, retryable)),
             "not_fixed_failure",
             "a rejection ({}) gave the agent {}",
             audit.stage(),

@@ -31,8 +31,8 @@
 //! ```
 
 use airlock_guard::{
-    parse, sha256_hex, AgentValue, Guard, InputKind, Mapping, Normalise, ParseErrorKind, Pointer,
-    Request, Sha256Digest, Stage,
+    parse, sha256_hex, Guard, InputKind, Mapping, Normalise, ParseErrorKind, Pointer, Request,
+    Sha256Digest, Stage,
 };
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{Map, Value};

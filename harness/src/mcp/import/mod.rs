@@ -6,7 +6,7 @@
 
 pub mod source;
 
-use airlock_guard::{Contract, MANIFEST};
+use airlock_guard::{ContentKind, Contract, TextRule, MANIFEST};
 use serde_json::Value;
 use std::fmt;
 use std::io::Write as _;
@@ -17,8 +17,18 @@ use crate::certify::{certify, Certificate, Class};
 use crate::lint::{lint_contract, LintFinding};
 pub use source::{read_files, read_server, ToolsList};
 
-/// `max_bytes` of an imported contract (a default to review).
-pub const DEFAULT_MAX_BYTES: u64 = 65536;
+/// `max_bytes` of an imported contract whose outputSchema bounds the size of every
+/// string and array it holds (a default to review).
+pub const DEFAULT_MAX_BYTES: u64 = 1024 * 1024;
+
+/// `max_bytes` of an imported contract whose outputSchema leaves a string or an array
+/// unbounded (a file's text, a listing): MCP servers send such a value twice, in
+/// `structuredContent` and in the text block.
+pub const UNBOUNDED_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// `[retry] deadline` of an imported contract: the MCP TypeScript SDK's default request
+/// timeout, so the proxy never cuts a call the client still waits for.
+pub const DEFAULT_DEADLINE: &str = "60s";
 
 /// `max_depth` of an imported contract is the schema's own nesting plus this, at most
 /// [`MAX_IMPORTED_DEPTH`]: a `tools/call` response nests `structuredContent` two levels
@@ -107,6 +117,9 @@ pub struct ToolImport {
     pub name: String,
     /// What happened.
     pub outcome: Outcome,
+    /// The settings an import chose for a new contract, each with its reason (`key =
+    /// value: why`), one line each.
+    pub choices: Vec<String>,
     /// `airlock lint`'s findings on the written contract (imported or updated).
     pub lint: Vec<LintFinding>,
     /// What to review, one line each.
@@ -224,6 +237,7 @@ pub fn import(list: &ToolsList, options: &ImportOptions) -> Result<Vec<ToolImpor
         let mut entry = ToolImport {
             name: name.clone(),
             outcome: Outcome::NoOutputSchema,
+            choices: Vec::new(),
             lint: Vec::new(),
             notes: Vec::new(),
         };
@@ -288,8 +302,14 @@ fn import_tool(
     }
     create_dir_all(&options.out)?;
     let staging = staging_dir(&options.out, name)?;
-    let written = write_file(&staging.join("v1.schema.json"), &pretty(schema))
-        .and_then(|()| write_file(&staging.join(MANIFEST), &manifest(name, schema, list)));
+    let settings = Settings::choose(tool, schema);
+    entry.choices = settings.reasons.clone();
+    let written = write_file(&staging.join("v1.schema.json"), &pretty(schema)).and_then(|()| {
+        write_file(
+            &staging.join(MANIFEST),
+            &manifest(name, schema, list, &settings),
+        )
+    });
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
@@ -478,8 +498,160 @@ fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
 }
 
+/// The settings an import chooses for a new contract from what the server published
+/// (the outputSchema and the tool's annotations), each with the reason it prints.
+#[derive(Debug, Clone)]
+struct Settings {
+    text: TextRule,
+    allow_content: Vec<ContentKind>,
+    max_bytes: u64,
+    read_only: bool,
+    idempotent: bool,
+    reasons: Vec<String>,
+}
+
+impl Settings {
+    fn choose(tool: &Value, schema: &Value) -> Self {
+        let mut reasons = vec![format!(
+            "text = \"consistent\": the agent gets a fresh result built from structuredContent \
+             and never this server's text, so prose or a file's text there is not read; text \
+             that is JSON must still agree with structuredContent (docs/mcp.md#text)"
+        )];
+        let allow_content = content_kinds_described(schema);
+        if !allow_content.is_empty() {
+            let kinds: Vec<&str> = allow_content.iter().map(|k| k.as_str()).collect();
+            reasons.push(format!(
+                "allow_content = {kinds:?}: the outputSchema describes {} items, which the \
+                 server also sends as content blocks (tolerated, never forwarded)",
+                kinds.join(" and ")
+            ));
+        }
+        let max_bytes = if let Some(at) = unbounded(schema) {
+            reasons.push(format!(
+                "max_bytes = {UNBOUNDED_MAX_BYTES}: the outputSchema bounds no size at {at} \
+                 (a file, a listing), and a server sends it twice (structuredContent and the \
+                 text block); lower it where the tool's answers are small"
+            ));
+            UNBOUNDED_MAX_BYTES
+        } else {
+            reasons.push(format!(
+                "max_bytes = {DEFAULT_MAX_BYTES}: every string and array in the outputSchema \
+                 is bounded"
+            ));
+            DEFAULT_MAX_BYTES
+        };
+        let hint = |name: &str| {
+            tool.pointer(&format!("/annotations/{name}"))
+                .and_then(Value::as_bool)
+        };
+        let read_only = hint("readOnlyHint").unwrap_or(false);
+        let idempotent = read_only || hint("idempotentHint").unwrap_or(false);
+        reasons.push(match (hint("readOnlyHint"), read_only) {
+            (None, _) => "read_only = false: the tool publishes no readOnlyHint (MCP's default: \
+                 it may have side effects), so a refused or unanswered call is \
+                 OUTCOME_UNVERIFIED, not INVALID_RESPONSE"
+                .to_owned(),
+            (Some(_), true) => {
+                "read_only = true: the tool's readOnlyHint (a refused result is INVALID_RESPONSE)"
+                    .to_owned()
+            }
+            (Some(_), false) => format!(
+                "read_only = false, idempotent = {idempotent}: the tool's annotations (it has side \
+                 effects: a refused or unanswered call is OUTCOME_UNVERIFIED, retryable {})",
+                if idempotent { "since it is idempotent" } else { "never" }
+            ),
+        });
+        reasons.push(format!(
+            "deadline = \"{DEFAULT_DEADLINE}\": the MCP TypeScript SDK's default request \
+             timeout (slow tools such as searches take tens of seconds)"
+        ));
+        Self {
+            text: TextRule::Consistent,
+            allow_content,
+            max_bytes,
+            read_only,
+            idempotent,
+            reasons,
+        }
+    }
+}
+
+/// The content kinds the schema names as the `type` of items it describes (`"enum":
+/// ["image", "audio"]` under a `type` property): the server sends those as content blocks.
+fn content_kinds_described(schema: &Value) -> Vec<ContentKind> {
+    let mut kinds = Vec::new();
+    let mut todo = vec![schema];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Object(properties)) = map.get("properties") {
+                    if let Some(kind) = properties.get("type") {
+                        let named = kind
+                            .get("enum")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .chain(kind.get("const"));
+                        for name in named.filter_map(Value::as_str) {
+                            let found = [
+                                ContentKind::Image,
+                                ContentKind::Audio,
+                                ContentKind::ResourceLink,
+                                ContentKind::Resource,
+                            ]
+                            .into_iter()
+                            .find(|k| k.as_str() == name);
+                            if let Some(found) = found.filter(|f| !kinds.contains(f)) {
+                                kinds.push(found);
+                            }
+                        }
+                    }
+                }
+                todo.extend(map.values());
+            }
+            Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    kinds
+}
+
+/// The first place (a JSON pointer into the schema) where a string has no `maxLength`, an
+/// array no `maxItems`, or an object admits any further members, if any.
+fn unbounded(schema: &Value) -> Option<String> {
+    let mut todo = vec![(schema, String::new())];
+    while let Some((value, at)) = todo.pop() {
+        let Value::Object(map) = value else {
+            if let Value::Array(items) = value {
+                for (i, item) in items.iter().enumerate() {
+                    todo.push((item, format!("{at}/{i}")));
+                }
+            }
+            continue;
+        };
+        let types: Vec<&str> = match map.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let bounded_string = map.contains_key("maxLength")
+            || map.contains_key("enum")
+            || map.contains_key("const")
+            || map.contains_key("format");
+        if (types.contains(&"string") && !bounded_string)
+            || (types.contains(&"array") && !map.contains_key("maxItems"))
+        {
+            return Some(if at.is_empty() { "/".into() } else { at });
+        }
+        for (key, child) in map {
+            todo.push((child, format!("{at}/{}", escape_token(key))));
+        }
+    }
+    None
+}
+
 /// The imported `contract.toml`.
-fn manifest(name: &str, schema: &Value, list: &ToolsList) -> String {
+fn manifest(name: &str, schema: &Value, list: &ToolsList, settings: &Settings) -> String {
     let fields: Vec<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -505,7 +677,8 @@ fn manifest(name: &str, schema: &Value, list: &ToolsList) -> String {
 #     in_param) and bound its age (fresh): see docs/contract.md.
 #   * [agent] fields: every top-level member of the schema. Drop what the agent need not
 #     see; every member the schema requires must stay.
-#   * [limits]: max_bytes is a default; max_depth is the schema's nesting + {DEPTH_HEADROOM}.
+#   * [input] and [limits] were chosen from the outputSchema and the tool's annotations
+#     (the import printed why); max_depth is the schema's nesting + {DEPTH_HEADROOM}.
 #   * `airlock lint --contract` findings (the import printed them).
 #   * the corpus: request.json's params, then accepted/ and near_miss/ fixtures.
 tool = {tool}
@@ -513,9 +686,13 @@ version = 1
 
 [input]
 kind = \"mcp\"
+text = \"{text}\"
+allow_content = [{allow}]
+read_only = {read_only}
+idempotent = {idempotent}
 
 [limits]
-max_bytes = {DEFAULT_MAX_BYTES}
+max_bytes = {max_bytes}
 max_depth = {depth}
 
 [agent]
@@ -523,11 +700,21 @@ fields = [{fields}]
 
 [retry]
 max_attempts = 3
-deadline = \"10s\"
+deadline = \"{DEFAULT_DEADLINE}\"
 retryable = [\"UPSTREAM_UNAVAILABLE\"]
 ",
         tool = toml_string(name),
         fields = fields.join(", "),
+        text = settings.text.as_str(),
+        allow = settings
+            .allow_content
+            .iter()
+            .map(|k| format!("\"{}\"", k.as_str()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        read_only = settings.read_only,
+        idempotent = settings.idempotent,
+        max_bytes = settings.max_bytes,
     )
 }
 

@@ -14,9 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod record;
 mod relay;
 mod state;
 
+use record::Recorder;
+pub use record::DEFAULT_RECORD_MAX;
 use relay::{client_pump, server_pump};
 use state::{Shared, State};
 
@@ -48,6 +51,19 @@ pub enum Unguarded {
     Pass,
 }
 
+/// What the client receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The guard's result for every guarded call (default).
+    #[default]
+    Enforce,
+    /// The server's own answers, unchanged: every guarded answer is still judged, audited
+    /// and recorded exactly as in enforce, and what enforce would have changed is said on
+    /// stderr and in the audit, so a team can measure its contracts on live traffic
+    /// before enforcing them.
+    Shadow,
+}
+
 /// Why a proxy could not be set up or started.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -62,7 +78,8 @@ pub enum ProxyError {
         /// The tool.
         tool: String,
     },
-    /// No contract at all.
+    /// No contract at all, while calls of uncontracted tools are refused: every call
+    /// would be refused.
     NoContract,
     /// The server could not be started.
     Spawn {
@@ -83,7 +100,10 @@ impl fmt::Display for ProxyError {
             ProxyError::DuplicateTool { tool } => {
                 write!(f, "two contracts for the tool {tool}: give one per tool")
             }
-            ProxyError::NoContract => write!(f, "no contract: give at least one --contract"),
+            ProxyError::NoContract => write!(
+                f,
+                "no contract: give --contract DIR or --contracts DIR (or --unguarded pass to relay unguarded)"
+            ),
             ProxyError::Spawn { program, .. } => write!(f, "starting the MCP server {program}"),
         }
     }
@@ -147,6 +167,8 @@ pub(crate) enum Event {
 pub struct Proxy {
     guards: HashMap<String, Guard>,
     unguarded: Unguarded,
+    mode: Mode,
+    record: Option<(std::path::PathBuf, usize)>,
     strict_drift: bool,
     max_message_bytes: usize,
     audit: Option<Box<dyn Write + Send>>,
@@ -159,6 +181,7 @@ impl fmt::Debug for Proxy {
         f.debug_struct("Proxy")
             .field("tools", &self.guards.keys().collect::<BTreeSet<_>>())
             .field("unguarded", &self.unguarded)
+            .field("mode", &self.mode)
             .field("strict_drift", &self.strict_drift)
             .field("max_message_bytes", &self.max_message_bytes)
             .finish_non_exhaustive()
@@ -170,11 +193,9 @@ impl Proxy {
     ///
     /// # Errors
     ///
-    /// A guard whose contract is not `kind = "mcp"`, two guards for one tool, no guard.
+    /// A guard whose contract is not `kind = "mcp"`, two guards for one tool. (No guard
+    /// at all is refused by [`Proxy::run`] unless uncontracted calls pass.)
     pub fn new(guards: Vec<Guard>) -> Result<Self, ProxyError> {
-        if guards.is_empty() {
-            return Err(ProxyError::NoContract);
-        }
         let mut by_tool = HashMap::new();
         for guard in guards {
             let tool = guard.contract().tool().to_owned();
@@ -188,6 +209,8 @@ impl Proxy {
         Ok(Self {
             guards: by_tool,
             unguarded: Unguarded::default(),
+            mode: Mode::default(),
+            record: None,
             strict_drift: false,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES as usize,
             audit: None,
@@ -200,6 +223,22 @@ impl Proxy {
     #[must_use]
     pub fn unguarded(mut self, unguarded: Unguarded) -> Self {
         self.unguarded = unguarded;
+        self
+    }
+
+    /// What the client receives (default [`Mode::Enforce`]).
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Record every judged answer to a guarded call as a corpus fixture under
+    /// `dir/<tool>/` (`accepted/` or `review/`, each with its `NAME.request.json`), at
+    /// most `max_per_tool` per tool.
+    #[must_use]
+    pub fn record(mut self, dir: impl Into<std::path::PathBuf>, max_per_tool: usize) -> Self {
+        self.record = Some((dir.into(), max_per_tool));
         self
     }
 
@@ -249,7 +288,8 @@ impl Proxy {
     ///
     /// # Errors
     ///
-    /// When the server cannot be started.
+    /// When the server cannot be started; [`ProxyError::NoContract`] when there is no
+    /// contract and uncontracted calls are refused.
     pub fn run<R, W>(
         self,
         mut server: Command,
@@ -260,6 +300,9 @@ impl Proxy {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
+        if self.guards.is_empty() && self.unguarded == Unguarded::Refuse {
+            return Err(ProxyError::NoContract);
+        }
         server
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -285,6 +328,9 @@ impl Proxy {
         let shared = Arc::new(Shared {
             guards: self.guards,
             unguarded: self.unguarded,
+            mode: self.mode,
+            recorder: self.record.map(|(dir, max)| Recorder::new(dir, max)),
+            server: Mutex::new(Some(server_in)),
             strict_drift: self.strict_drift,
             message_bound: self.max_message_bytes.saturating_add(1),
             guarded_bound,
@@ -298,7 +344,7 @@ impl Proxy {
         });
         {
             let shared = Arc::clone(&shared);
-            thread::spawn(move || client_pump(&shared, client_in, server_in));
+            thread::spawn(move || client_pump(&shared, client_in));
         }
         {
             let shared = Arc::clone(&shared);

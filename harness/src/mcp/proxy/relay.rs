@@ -5,17 +5,17 @@
 use airlock_guard::jiff::Timestamp;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
-use std::io::{BufReader, Read, Write};
-use std::process::{ChildStdin, ChildStdout};
+use std::io::{BufReader, Read};
+use std::process::ChildStdout;
 use std::time::Instant;
 
-use super::state::{id_key, lock, shown, Call, Pending, Shared};
-use super::{Event, Unguarded};
+use super::state::{id_key, lock, shown, with_newline, Call, Pending, Shared};
+use super::{Event, Mode, Unguarded};
 use crate::mcp::wire::{read_line_onto, scan, skip_line, skip_line_scanning, Line, StreamScan};
 
 /// Client → server: requests are recorded, refused calls answered here, the rest
 /// forwarded byte for byte.
-pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in: ChildStdin) {
+pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R) {
     let mut reader = BufReader::with_capacity(64 * 1024, client_in);
     let mut buf = Vec::new();
     loop {
@@ -51,12 +51,7 @@ pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in:
         }
         if from_client(shared, &buf) {
             buf.push(b'\n');
-            if server_in
-                .write_all(&buf)
-                .and_then(|()| server_in.flush())
-                .is_err()
-            {
-                let _ = shared.events.send(Event::ServerInputClosed);
+            if !shared.to_server(&buf) {
                 return;
             }
         }
@@ -71,7 +66,7 @@ pub(super) fn client_pump<R: Read>(shared: &Shared, client_in: R, mut server_in:
     // its stdin causes is then the client's doing, not a crash (no race to exit 4).
     let _ = shared.events.send(Event::ClientEof);
     // Closing the server's stdin asks it to exit.
-    drop(server_in);
+    shared.close_server();
 }
 
 /// One line from the client: `true` when it is forwarded.
@@ -96,11 +91,27 @@ fn from_client(shared: &Shared, line: &[u8]) -> bool {
     match (method, message.get("id")) {
         (Some(method), Some(id)) => {
             let key = id_key(id);
-            if lock(&shared.state).pending.contains_key(&key) {
+            let (outstanding, retired) = {
+                let state = lock(&shared.state);
+                (
+                    state.pending.contains_key(&key),
+                    state.tombstones.contains(&key),
+                )
+            };
+            if outstanding {
                 shared.answer_error(
                     id,
                     -32600,
                     "airlock: the id is already used by an outstanding request",
+                );
+                return false;
+            }
+            if retired {
+                // A late answer to the earlier call could otherwise reach this one raw.
+                shared.answer_error(
+                    id,
+                    -32600,
+                    "airlock: the id was used by an earlier tools/call of this session (MCP request ids are never reused)",
                 );
                 return false;
             }
@@ -117,9 +128,28 @@ fn from_client(shared: &Shared, line: &[u8]) -> bool {
             lock(&shared.state).pending.insert(key, pending);
         }
         (Some("notifications/cancelled"), None) => {
-            // The client no longer expects an answer: a late one is then unknown.
+            // The client no longer expects an answer: a late one is then dropped.
             if let Some(id) = params.and_then(|p| p.get("requestId")) {
-                lock(&shared.state).pending.remove(&id_key(id));
+                let key = id_key(id);
+                let mut state = lock(&shared.state);
+                if state.pending.remove(&key).is_some() {
+                    state.tombstones.insert(key);
+                }
+            }
+        }
+        (Some("tools/call"), None) => {
+            // A call without an id has no answer to judge: the server never sees it
+            // (unless nothing would be judged anyway).
+            let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+            let passes = shared.mode == Mode::Shadow
+                || (shared.unguarded == Unguarded::Pass
+                    && tool.is_some_and(|t| !shared.guards.contains_key(t)));
+            if !passes {
+                shared.note(&format!(
+                    "dropped a tools/call without an id (tool {}): its answer could not be judged",
+                    shown(tool.unwrap_or("?"))
+                ));
+                return false;
             }
         }
         _ => {}
@@ -155,7 +185,16 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
         );
         return None;
     };
+    let shadow = shared.mode == Mode::Shadow;
     match shared.guarded(tool) {
+        Ok(()) if shadow && params.and_then(|p| p.get("task")).is_some() => {
+            shared.note(&format!(
+                "shadow: a task-augmented call of tool {} (id {}) passes unjudged; enforce would refuse it",
+                shown(tool),
+                shown(&id_key(id))
+            ));
+            Some(Pending::Unguarded)
+        }
         Ok(()) => {
             if params.and_then(|p| p.get("task")).is_some() {
                 // Its result would come by `tasks/result`, outside the contract.
@@ -186,7 +225,16 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
                 now: Timestamp::now(),
                 deadline,
                 modern,
+                expired: false,
             })))
+        }
+        Err(why) if shadow && shared.unguarded == Unguarded::Refuse => {
+            shared.note(&format!(
+                "shadow: passing a call to tool {} (id {}) unguarded; enforce would refuse it: {why}",
+                shown(tool),
+                shown(&id_key(id))
+            ));
+            Some(Pending::Unguarded)
         }
         Err(why) if shared.unguarded == Unguarded::Refuse || shared.guards.contains_key(tool) => {
             shared.refuse_call(id, tool, modern, why);
@@ -208,8 +256,13 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
 pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
-    let first_bound = shared.guarded_bound.min(shared.message_bound);
     let whole_bound = shared.guarded_bound.max(shared.message_bound);
+    // In shadow mode an answer is forwarded as it came, so it is held whole (up to the
+    // larger bound) even when its contract will refuse it as too large.
+    let first_bound = match shared.mode {
+        Mode::Enforce => shared.guarded_bound.min(shared.message_bound),
+        Mode::Shadow => whole_bound,
+    };
     loop {
         buf.clear();
         if buf.capacity() > 1024 * 1024 {
@@ -320,7 +373,7 @@ fn judge_too_large(shared: &Shared, call: &Call, prefix: &[u8]) {
         .unwrap_or(usize::MAX)
         .saturating_add(1);
     let admission = guard.admit(&call.request(), &prefix[..prefix.len().min(limit)]);
-    shared.conclude(call, &admission);
+    shared.conclude(call, &admission, None);
 }
 
 /// Skip the rest of a line too long to hold, of which `prefix` was stored, and conclude
@@ -390,15 +443,28 @@ fn from_server(shared: &Shared, line: &[u8]) {
         shared.note("dropped a server message that is neither a request nor a response");
         return;
     };
-    let pending = lock(&shared.state).pending.remove(&id_key(&id));
+    let (pending, retired) = {
+        let mut state = lock(&shared.state);
+        let key = id_key(&id);
+        (state.pending.remove(&key), state.tombstones.contains(&key))
+    };
     match pending {
+        None if retired => shared.note(&format!(
+            "dropped a late server response with id {}: its call was answered, cancelled or past its deadline",
+            shown(&id_key(&id))
+        )),
         None => shared.note(&format!(
             "dropped a server response with id {} that answers no outstanding request",
             shown(&id_key(&id))
         )),
+        Some(Pending::Call(call)) if call.expired => {
+            // Shadow: the timeout is audited; the client waited for the server's answer.
+            lock(&shared.state).tombstones.insert(id_key(&id));
+            shared.to_client_raw(&with_newline(line));
+        }
         Some(Pending::Call(call)) => {
             let admission = shared.guards[&call.tool].admit(&call.request(), line);
-            shared.conclude(&call, &admission);
+            shared.conclude(&call, &admission, Some(line));
         }
         Some(Pending::List { first_page }) => match tools_list(shared, line, first_page) {
             Some(message) => shared.answer_error(&id, -32603, &message),
@@ -406,13 +472,6 @@ fn from_server(shared: &Shared, line: &[u8]) {
         },
         Some(Pending::Unguarded | Pending::Other) => shared.to_client_raw(&with_newline(line)),
     }
-}
-
-fn with_newline(line: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len() + 1);
-    out.extend_from_slice(line);
-    out.push(b'\n');
-    out
 }
 
 /// Compare a `tools/list` answer with the contracts; report drift. With `--strict-drift`
@@ -438,6 +497,7 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
         let mut state = lock(&shared.state);
         if first_page {
             state.listed.clear();
+            state.uncontracted.clear();
         }
         let mut on_this_page = BTreeSet::new();
         for tool in tools {
@@ -456,7 +516,14 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
                 continue;
             }
             let Some(guard) = shared.guards.get(name) else {
-                notes.push(format!("drift: tool {} has no contract", shown(name)));
+                // Said once per change of the set, at the end of the listing.
+                let published = tool.get("outputSchema").is_some_and(|s| !s.is_null());
+                let label = if published {
+                    name.to_owned()
+                } else {
+                    format!("{name} (no outputSchema)")
+                };
+                state.uncontracted.insert(label);
                 continue;
             };
             let contract = guard.contract();
@@ -484,6 +551,23 @@ fn tools_list(shared: &Shared, line: &[u8], first_page: bool) -> Option<String> 
                 }
             }
             state.listed.clear();
+            let uncontracted = std::mem::take(&mut state.uncontracted);
+            if state.uncontracted_reported.as_ref() != Some(&uncontracted) {
+                if !uncontracted.is_empty() {
+                    let names: Vec<String> = uncontracted.iter().map(|n| shown(n)).collect();
+                    let what = match shared.unguarded {
+                        Unguarded::Refuse if shared.mode == Mode::Enforce => {
+                            "their calls are refused"
+                        }
+                        _ => "their calls pass unjudged",
+                    };
+                    notes.push(format!(
+                        "tools without a contract ({what}; said again only when this list changes): {}",
+                        names.join(", ")
+                    ));
+                }
+                state.uncontracted_reported = Some(uncontracted);
+            }
         }
     }
     for note in notes {

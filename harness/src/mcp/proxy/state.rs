@@ -6,20 +6,27 @@ use airlock_guard::{
     jiff::Timestamp, AgentValue, AuditRecord, Guard, Request, TransportError, Verdict,
 };
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::Write;
+use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use super::{Event, Unguarded, NOTE_CHARS, SERVER_EXITED};
+use super::record::{Recorded, Recorder};
+use super::{Event, Mode, Unguarded, NOTE_CHARS, SERVER_EXITED};
 use crate::report::printable;
 
 /// What the pumps share.
 pub(super) struct Shared {
     pub(super) guards: HashMap<String, Guard>,
     pub(super) unguarded: Unguarded,
+    pub(super) mode: Mode,
+    pub(super) recorder: Option<Recorder>,
+    /// The server's stdin: the client pump forwards through it, the deadline sends
+    /// `notifications/cancelled` through it; `None` once closed.
+    pub(super) server: Mutex<Option<ChildStdin>>,
     pub(super) strict_drift: bool,
     /// `--max-message-bytes` + 1: a line this long is over the bound.
     pub(super) message_bound: usize,
@@ -42,6 +49,41 @@ pub(super) struct State {
     pub(super) drifted: BTreeSet<String>,
     /// Tool names listed since the first page of the current listing.
     pub(super) listed: BTreeSet<String>,
+    /// Listed tools without a contract since the first page of the current listing, and
+    /// the set last reported (reported once per change, not at every listing).
+    pub(super) uncontracted: BTreeSet<String>,
+    pub(super) uncontracted_reported: Option<BTreeSet<String>>,
+    /// Ids of guarded calls that were cancelled, expired or answered: a late answer to
+    /// one is dropped, and the client may not use one again (MCP: an id is never reused
+    /// in a session), so a late answer can never reach another request raw.
+    pub(super) tombstones: Tombstones,
+}
+
+/// A bounded set of retired ids (the oldest forgotten first).
+#[derive(Default)]
+pub(super) struct Tombstones {
+    order: VecDeque<String>,
+    set: HashSet<String>,
+}
+
+/// How many retired ids the proxy remembers.
+const TOMBSTONES: usize = 65_536;
+
+impl Tombstones {
+    pub(super) fn insert(&mut self, key: String) {
+        if self.set.insert(key.clone()) {
+            self.order.push_back(key);
+            if self.order.len() > TOMBSTONES {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+
+    pub(super) fn contains(&self, key: &str) -> bool {
+        self.set.contains(key)
+    }
 }
 
 pub(super) enum Pending {
@@ -55,6 +97,7 @@ pub(super) enum Pending {
     Other,
 }
 
+#[derive(Clone)]
 pub(super) struct Call {
     pub(super) tool: String,
     pub(super) id: Value,
@@ -63,6 +106,9 @@ pub(super) struct Call {
     pub(super) deadline: Instant,
     /// The request carried the 2026-07-28 `_meta`: its result needs `resultType`.
     pub(super) modern: bool,
+    /// Shadow mode: the deadline passed (audited); the server's answer still goes to the
+    /// client when it comes.
+    pub(super) expired: bool,
 }
 
 impl Call {
@@ -149,9 +195,26 @@ impl Shared {
 
     /// Answer a guarded call with its admission, audited. The record is written first: a
     /// client that has its answer may close the session at once, and the proxy then exits.
-    pub(super) fn conclude(&self, call: &Call, admission: &airlock_guard::Admission) {
+    pub(super) fn conclude(
+        &self,
+        call: &Call,
+        admission: &airlock_guard::Admission,
+        line: Option<&[u8]>,
+    ) {
         self.record(admission.audit());
-        self.answer_result(&call.id, admission.agent(), call.modern);
+        if let (Some(recorder), Some(line)) = (&self.recorder, line) {
+            self.record_fixture(recorder, call, admission.audit().verdict(), line);
+        }
+        lock(&self.state).tombstones.insert(id_key(&call.id));
+        match (self.mode, line) {
+            (Mode::Shadow, Some(line)) => self.to_client_raw(&with_newline(line)),
+            (Mode::Shadow, None) => self.answer_error(
+                &call.id,
+                -32603,
+                "airlock: the MCP server's answer exceeded the proxy's bound",
+            ),
+            (Mode::Enforce, _) => self.answer_result(&call.id, admission.agent(), call.modern),
+        }
         let verdict = match admission.audit().verdict() {
             Verdict::Admitted => return,
             Verdict::Rejected => "rejected",
@@ -162,11 +225,63 @@ impl Shared {
             .diagnostic()
             .map(|d| format!(": {}", shown(&d.masked().to_string())))
             .unwrap_or_default();
+        let shadow = if self.mode == Mode::Shadow {
+            " (shadow: the client got the server's answer; enforce would have sent "
+        } else {
+            ""
+        };
+        let would = if shadow.is_empty() {
+            String::new()
+        } else {
+            format!("{shadow}{})", admission.agent().to_json_string())
+        };
         self.note(&format!(
-            "{} call {}: {verdict}{detail}",
+            "{} call {}: {verdict}{detail}{would}",
             shown(&call.tool),
             shown(&id_key(&call.id)),
         ));
+    }
+
+    fn record_fixture(&self, recorder: &Recorder, call: &Call, verdict: Verdict, line: &[u8]) {
+        match recorder.record(call, verdict, line) {
+            Ok(Recorded::Written(path)) => {
+                if !verdict.is_admitted() {
+                    self.note(&format!(
+                        "recorded the refused answer as {} (review it: move it to accepted/ if it is honest and fix the contract, or to near_miss/)",
+                        shown(&path.display().to_string())
+                    ));
+                }
+            }
+            Ok(Recorded::Full { first: true }) => self.note(&format!(
+                "--record: tool {} reached its bound; its later answers are not recorded",
+                shown(&call.tool)
+            )),
+            Ok(Recorded::Full { first: false }) => {}
+            Err(e) => self.note(&format!(
+                "--record: writing an answer of tool {}: {e}",
+                shown(&call.tool)
+            )),
+        }
+    }
+
+    /// Write one line to the server; a failed write ends the session.
+    pub(super) fn to_server(&self, line: &[u8]) -> bool {
+        let mut server = lock(&self.server);
+        let Some(stdin) = server.as_mut() else {
+            return false;
+        };
+        if stdin.write_all(line).and_then(|()| stdin.flush()).is_err() {
+            *server = None;
+            drop(server);
+            let _ = self.events.send(Event::ServerInputClosed);
+            return false;
+        }
+        true
+    }
+
+    /// Close the server's stdin (asks it to exit).
+    pub(super) fn close_server(&self) {
+        lock(&self.server).take();
     }
 
     /// The fixed failure for a call the proxy will not forward.
@@ -179,35 +294,62 @@ impl Shared {
         self.answer_result(id, &AgentValue::invalid_response(tool, &id_key(id)), modern);
     }
 
-    /// Guarded calls past their contract's retry deadline get the transport timeout.
+    /// Guarded calls past their contract's retry deadline get the transport timeout: the
+    /// server is sent `notifications/cancelled` for the call, the client the guard's
+    /// failure, and the id becomes a tombstone (a late answer is dropped). In shadow mode
+    /// the timeout is audited and the call stays outstanding: the client gets the
+    /// server's answer whenever it comes.
     pub(super) fn expire_calls(&self) {
         let now = Instant::now();
-        let expired: Vec<Box<Call>> = {
+        let shadow = self.mode == Mode::Shadow;
+        let expired: Vec<Call> = {
             let mut state = lock(&self.state);
             let keys: Vec<String> = state
                 .pending
                 .iter()
-                .filter(|(_, p)| matches!(p, Pending::Call(c) if c.deadline <= now))
+                .filter(|(_, p)| matches!(p, Pending::Call(c) if c.deadline <= now && !c.expired))
                 .map(|(k, _)| k.clone())
                 .collect();
-            keys.iter()
-                .filter_map(|k| match state.pending.remove(k) {
-                    Some(Pending::Call(call)) => Some(call),
-                    _ => None,
-                })
-                .collect()
+            let mut calls = Vec::new();
+            for key in keys {
+                if shadow {
+                    if let Some(Pending::Call(call)) = state.pending.get_mut(&key) {
+                        call.expired = true;
+                        calls.push(Call::clone(call));
+                    }
+                } else if let Some(Pending::Call(call)) = state.pending.remove(&key) {
+                    state.tombstones.insert(key);
+                    calls.push(*call);
+                }
+            }
+            calls
         };
         for call in expired {
             let guard = &self.guards[&call.tool];
             let admission = guard.admit_transport_error(&call.request(), TransportError::Timeout);
             self.note(&format!(
-                "{} call {}: no answer within the contract's deadline ({:?})",
+                "{} call {}: no answer within the contract's deadline ({:?}){}",
                 shown(&call.tool),
                 shown(&id_key(&call.id)),
-                guard.contract().retry().deadline()
+                guard.contract().retry().deadline(),
+                if shadow {
+                    " (shadow: still waiting for the server's answer)"
+                } else {
+                    "; the server was sent notifications/cancelled"
+                }
             ));
             self.record(admission.audit());
-            self.answer_result(&call.id, admission.agent(), call.modern);
+            if !shadow {
+                let cancel = json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": call.id, "reason": "airlock: the contract's deadline passed"},
+                });
+                let mut line = cancel.to_string().into_bytes();
+                line.push(b'\n');
+                self.to_server(&line);
+                self.answer_result(&call.id, admission.agent(), call.modern);
+            }
         }
     }
 
@@ -232,9 +374,19 @@ impl Shared {
         if !self.guards.contains_key(tool) {
             return Err("the tool has no contract");
         }
-        if self.strict_drift && lock(&self.state).drifted.contains(tool) {
+        if self.strict_drift
+            && self.mode == Mode::Enforce
+            && lock(&self.state).drifted.contains(tool)
+        {
             return Err("its outputSchema differs from its contract (--strict-drift)");
         }
         Ok(())
     }
+}
+
+pub(super) fn with_newline(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len() + 1);
+    out.extend_from_slice(line);
+    out.push(b'\n');
+    out
 }
