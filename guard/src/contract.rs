@@ -195,6 +195,8 @@ struct Inner {
     lint_allowances: Vec<LintAllowance>,
     input: InputKind,
     vendor_schema: Option<CompiledSchema>,
+    /// An MCP contract's error schema (`[input] error_schema`).
+    error_schema: Option<CompiledSchema>,
 }
 
 impl Contract {
@@ -303,20 +305,28 @@ impl Contract {
             check_vendor_file_name(file)?;
             vendor.schema_file = file.to_owned();
         }
+        let error_schema = match &input {
+            InputKind::Mcp(crate::McpInput {
+                error_schema: Some(file),
+                error_fields,
+                ..
+            }) => {
+                let compiled = compile_contract_file(dir, &manifest.tool, file)?;
+                for (i, field) in error_fields.iter().enumerate() {
+                    if !can_contain(compiled.document(), field.tokens()) {
+                        return Err(invalid(
+                            format!("input.error_fields[{i}]"),
+                            format!("{field} names a member {file} cannot contain"),
+                        ));
+                    }
+                }
+                Some(compiled)
+            }
+            _ => None,
+        };
         let vendor_schema = match &input {
             InputKind::Vendor(vendor) => {
-                let path = dir.join(&vendor.schema_file);
-                let source = read_contract_file(&path)?;
-                let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| {
-                    ContractError::SchemaJson {
-                        path: path.clone(),
-                        error,
-                    }
-                })?;
-                let base = format!("{}{}", base_uri(&manifest.tool), vendor.schema_file);
-                let resources = Resources::folder(dir, &base_uri(&manifest.tool), SCHEMA_MAX_DEPTH);
-                let compiled = CompiledSchema::compile(document, &source, &base, &resources)
-                    .map_err(|error| schema_error(&path, error, &resources))?;
+                let compiled = compile_contract_file(dir, &manifest.tool, &vendor.schema_file)?;
                 let pointers = vendor
                     .map
                     .iter()
@@ -363,6 +373,7 @@ impl Contract {
                 lint_allowances: manifest.lint.allow,
                 input,
                 vendor_schema,
+                error_schema,
             },
         )
     }
@@ -427,6 +438,12 @@ impl Contract {
     /// The vendor schema of a vendor contract (`[input] schema`).
     pub fn vendor_schema(&self) -> Option<&CompiledSchema> {
         self.inner.vendor_schema.as_ref()
+    }
+
+    /// The error schema of an MCP contract (`[input] error_schema`): it judges the
+    /// `structuredContent` of the tool's own errors.
+    pub fn error_schema(&self) -> Option<&CompiledSchema> {
+        self.inner.error_schema.as_ref()
     }
 }
 
@@ -536,6 +553,12 @@ impl ContractBuilder {
             }
             _ => None,
         };
+        if matches!(&self.input, InputKind::Mcp(mcp) if mcp.error_schema.is_some()) {
+            return Err(invalid(
+                "input.error_schema",
+                "an error schema is a file of a contract folder: load the contract with Contract::load",
+            ));
+        }
         let source = serde_json::to_vec(&self.schema).unwrap_or_default();
         let base = format!("{}{}", base_uri(&self.tool), version_file(self.version));
         let schema = CompiledSchema::compile(self.schema, &source, &base, &Resources::new())
@@ -558,6 +581,7 @@ impl ContractBuilder {
                 lint_allowances: Vec::new(),
                 input: self.input,
                 vendor_schema,
+                error_schema: None,
             },
         )
     }
@@ -583,6 +607,25 @@ pub fn schema_version(name: &str) -> Option<u32> {
 
 /// A vendor schema's file: a `.json` file name in the contract folder that is not a
 /// contract schema version's (`v2.schema.json` would be read as both).
+/// Read, parse and compile `file`, a schema in the contract folder `dir` other than a
+/// version (a vendor schema, an error schema).
+fn compile_contract_file(
+    dir: &Path,
+    tool: &str,
+    file: &str,
+) -> Result<CompiledSchema, ContractError> {
+    let path = dir.join(file);
+    let source = read_contract_file(&path)?;
+    let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
+        path: path.clone(),
+        error,
+    })?;
+    let base = format!("{}{file}", base_uri(tool));
+    let resources = Resources::folder(dir, &base_uri(tool), SCHEMA_MAX_DEPTH);
+    CompiledSchema::compile(document, &source, &base, &resources)
+        .map_err(|error| schema_error(&path, error, &resources))
+}
+
 pub(crate) fn check_vendor_file_name(file: &str) -> Result<(), ContractError> {
     if !is_plain_name(file) || !file.ends_with(".json") {
         return Err(invalid(

@@ -53,6 +53,8 @@ pub struct Guard {
     schema_sha256: Arc<str>,
     vendor_schema_sha256: Option<Arc<str>>,
     projection: Arc<Projection>,
+    /// The projection of an MCP tool error's fields (`[input] error_fields`).
+    error_projection: Option<Arc<Projection>>,
     adapter: Option<Arc<AdapterInfo>>,
     endpoint: Option<Arc<str>>,
     custom: Vec<Arc<dyn CustomCheck>>,
@@ -155,6 +157,11 @@ impl Guard {
                 contract.agent_fields(),
                 contract.input().mcp().is_none(),
             )),
+            error_projection: contract
+                .input()
+                .mcp()
+                .filter(|mcp| !mcp.error_fields.is_empty())
+                .map(|mcp| Arc::new(Projection::new(&mcp.error_fields, false))),
             contract,
             adapter: None,
             endpoint: None,
@@ -351,10 +358,10 @@ impl Guard {
         };
         let structured = match decode(mcp, request, doc, max_depth)? {
             Decoded::Structured(structured) => structured,
-            Decoded::ToolError => {
+            Decoded::ToolError(structured) => {
                 let code = mcp.tool_error;
                 let retryable = contract.retry().is_retryable(code);
-                let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
+                let agent = self.tool_error(request_id, code, retryable, structured, body.len());
                 return Ok((agent, Verdict::UpstreamFailure, None));
             }
             Decoded::RpcError(diagnostic) => {
@@ -378,6 +385,33 @@ impl Guard {
             Verdict::Admitted,
             None,
         ))
+    }
+
+    /// A tool's own error: the fixed failure with its code, and — when the contract has an
+    /// error schema that the error's `structuredContent` honours — the projected error
+    /// fields as `error.details`. An error the schema refuses still is the tool's error:
+    /// the agent gets the code alone.
+    fn tool_error(
+        &self,
+        request_id: &Arc<str>,
+        code: ErrorCode,
+        retryable: bool,
+        structured: Option<Node<'_>>,
+        len: usize,
+    ) -> AgentValue {
+        let plain = || AgentValue::failure(&self.tool, request_id, code, retryable);
+        let (Some(schema), Some(projection), Some(structured @ Node::Object(_))) = (
+            self.contract.error_schema(),
+            self.error_projection.as_deref(),
+            structured,
+        ) else {
+            return plain();
+        };
+        if schema.judge_doc(&structured, len).is_err() {
+            return plain();
+        }
+        let details = projection.project(structured);
+        AgentValue::tool_failure(&self.tool, request_id, code, retryable, details)
     }
 
     /// The envelope the guard builds around `data` mapped from a vendor document or a

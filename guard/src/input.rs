@@ -76,6 +76,10 @@ pub(crate) struct InputManifest {
     #[serde(default)]
     idempotent: Option<bool>,
     #[serde(default)]
+    error_schema: Option<String>,
+    #[serde(default)]
+    error_fields: Option<Vec<String>>,
+    #[serde(default)]
     schema: Option<String>,
     #[serde(default)]
     map: Option<Vec<MapManifest>>,
@@ -129,6 +133,8 @@ const KEYS: [(&str, &[&str]); 4] = [
             "tool_error",
             "read_only",
             "idempotent",
+            "error_schema",
+            "error_fields",
         ],
     ),
     ("vendor", &["schema", "map", "failure"]),
@@ -155,6 +161,8 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
         ("tool_error", input.tool_error.is_some()),
         ("read_only", input.read_only.is_some()),
         ("idempotent", input.idempotent.is_some()),
+        ("error_schema", input.error_schema.is_some()),
+        ("error_fields", input.error_fields.is_some()),
         ("schema", input.schema.is_some()),
         ("map", input.map.is_some()),
         ("failure", input.failure.is_some()),
@@ -188,8 +196,43 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                 None => defaults.tool_error,
                 Some(code) => failure_code("input.tool_error", &code)?,
             };
+            let error_fields = input
+                .error_fields
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let at = format!("input.error_fields[{i}]");
+                    let pointer = Pointer::parse(f).map_err(|e| invalid(&at, e))?;
+                    if pointer.tokens().len() != 1 {
+                        return Err(invalid(
+                            at,
+                            format!("{f} is not a top-level member of the error's structuredContent (`/name`)"),
+                        ));
+                    }
+                    Ok(pointer)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            match (&input.error_schema, error_fields.is_empty()) {
+                (Some(file), false) => check_error_schema_name(file)?,
+                (None, false) => {
+                    return Err(invalid(
+                        "input.error_fields",
+                        "error fields are judged by an error schema: name it with `error_schema`",
+                    ))
+                }
+                (Some(_), true) => {
+                    return Err(invalid(
+                        "input.error_schema",
+                        "an error schema without `error_fields` forwards nothing: list the members of the error's structuredContent the agent may see",
+                    ))
+                }
+                (None, true) => {}
+            }
             Ok(InputKind::Mcp(McpInput {
                 text: input.text.unwrap_or(defaults.text),
+                error_schema: input.error_schema,
+                error_fields,
                 allow_content: input.allow_content.unwrap_or_default(),
                 tool_error,
                 read_only: input.read_only.unwrap_or(defaults.read_only),
@@ -301,6 +344,19 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
         }
         _ => Ok(InputKind::Envelope),
     }
+}
+
+/// An error schema's file name: a `.json` file in the contract folder, not a version's.
+fn check_error_schema_name(file: &str) -> Result<(), ContractError> {
+    check_vendor_file_name(file).map_err(|_| {
+        invalid(
+            "input.error_schema",
+            format!(
+                "{file:?} is not a .json file name in the contract folder (other than \
+                 v<N>.schema.json), such as \"error.schema.json\""
+            ),
+        )
+    })
 }
 
 fn failure_code(location: &str, code: &str) -> Result<ErrorCode, ContractError> {

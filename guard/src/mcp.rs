@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use crate::audit::{bounded, Diagnostic, Stage};
 use crate::doc::{Node, Object};
 use crate::parse::{parse_doc, ParseError};
+use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
 use crate::request::Request;
 
@@ -39,6 +40,12 @@ pub struct McpInput {
     /// Calling the tool again with the same arguments has no further effect (MCP's
     /// `idempotentHint`; default `false`): `OUTCOME_UNVERIFIED` is then retryable.
     pub idempotent: bool,
+    /// The schema file (in the contract folder) that judges the `structuredContent` of an
+    /// `isError: true` result (an error-envelope contract); default none.
+    pub error_schema: Option<String>,
+    /// The members of such an error's `structuredContent` the agent receives, as
+    /// `error.details`, when the error schema admits it (`/name`, top level).
+    pub error_fields: Vec<Pointer>,
 }
 
 impl Default for McpInput {
@@ -49,6 +56,8 @@ impl Default for McpInput {
             tool_error: ErrorCode::ToolError,
             read_only: false,
             idempotent: false,
+            error_schema: None,
+            error_fields: Vec::new(),
         }
     }
 }
@@ -136,8 +145,9 @@ impl ContentKind {
 pub(crate) enum Decoded<'a> {
     /// A successful result: its `structuredContent`, judged next.
     Structured(Node<'a>),
-    /// `isError: true`: the tool said it failed. Its content is not read.
-    ToolError,
+    /// `isError: true`: the tool said it failed. Its text is not read; its
+    /// `structuredContent`, if any, is judged by the contract's error schema, if any.
+    ToolError(Option<Node<'a>>),
     /// A JSON-RPC `error` member answering the call: a transport failure. The operator
     /// gets its code.
     RpcError(Diagnostic),
@@ -354,13 +364,13 @@ fn result<'a>(
         ));
     };
     let texts = content_blocks(input, content)?;
-    if is_error {
-        return Ok(Decoded::ToolError);
-    }
     let structured = result
         .into_members()
         .find(|(key, _)| key == "structuredContent")
         .map(|(_, value)| value);
+    if is_error {
+        return Ok(Decoded::ToolError(structured));
+    }
     let Some(structured) = structured else {
         return Err(reject(
             "structuredContent",
@@ -571,7 +581,7 @@ mod tests {
         let doc = parse_doc(body.as_bytes(), 16).unwrap();
         decode(input, &request(), doc, 16).map(|d| match d {
             Decoded::Structured(_) => "structured",
-            Decoded::ToolError => "tool error",
+            Decoded::ToolError(_) => "tool error",
             Decoded::RpcError(_) => "rpc error",
         })
     }

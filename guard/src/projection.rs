@@ -107,7 +107,13 @@ pub struct AgentValue {
 #[derive(Debug, Clone, PartialEq)]
 enum Body {
     Success(Fields),
-    Failure { code: ErrorCode, retryable: bool },
+    Failure {
+        code: ErrorCode,
+        retryable: bool,
+        /// The projected fields of an MCP tool error whose structured content honours the
+        /// contract's error schema (`[input] error_schema`); none otherwise.
+        details: Option<Fields>,
+    },
 }
 
 /// The `data` of a success: a new object holding the contract's agent fields that the
@@ -206,7 +212,30 @@ impl AgentValue {
         Self {
             tool: Arc::clone(tool),
             request_id: Arc::clone(request_id),
-            body: Body::Failure { code, retryable },
+            body: Body::Failure {
+                code,
+                retryable,
+                details: None,
+            },
+        }
+    }
+
+    /// A tool's own error with the projected fields of its structured content.
+    pub(crate) fn tool_failure(
+        tool: &Arc<str>,
+        request_id: &Arc<str>,
+        code: ErrorCode,
+        retryable: bool,
+        details: Fields,
+    ) -> Self {
+        Self {
+            tool: Arc::clone(tool),
+            request_id: Arc::clone(request_id),
+            body: Body::Failure {
+                code,
+                retryable,
+                details: Some(details),
+            },
         }
     }
 
@@ -245,7 +274,18 @@ impl AgentValue {
     pub fn error(&self) -> Option<(ErrorCode, bool)> {
         match self.body {
             Body::Success(_) => None,
-            Body::Failure { code, retryable } => Some((code, retryable)),
+            Body::Failure {
+                code, retryable, ..
+            } => Some((code, retryable)),
+        }
+    }
+
+    /// The projected fields of an MCP tool error (`error.details`), when the contract
+    /// declares an error schema that the error's structured content honours.
+    pub fn error_details(&self) -> Option<&Fields> {
+        match &self.body {
+            Body::Failure { details, .. } => details.as_ref(),
+            Body::Success(_) => None,
         }
     }
 
@@ -262,11 +302,18 @@ impl AgentValue {
                 out.insert("outcome".into(), "success".into());
                 out.insert("data".into(), Value::Object(data.to_map()));
             }
-            Body::Failure { code, retryable } => {
+            Body::Failure {
+                code,
+                retryable,
+                details,
+            } => {
                 out.insert("outcome".into(), "failure".into());
                 let mut error = Map::new();
                 error.insert("code".into(), code.as_str().into());
                 error.insert("retryable".into(), (*retryable).into());
+                if let Some(details) = details {
+                    error.insert("details".into(), Value::Object(details.to_map()));
+                }
                 out.insert("error".into(), Value::Object(error));
             }
         }
@@ -312,12 +359,15 @@ impl AgentValue {
 /// Serialises as [`AgentValue::to_json`] would, without building the JSON value.
 impl Serialize for AgentValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Error(ErrorCode, bool);
-        impl Serialize for Error {
+        struct Error<'a>(ErrorCode, bool, Option<&'a Fields>);
+        impl Serialize for Error<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(2))?;
+                let mut map = serializer.serialize_map(Some(2 + usize::from(self.2.is_some())))?;
                 map.serialize_entry("code", self.0.as_str())?;
                 map.serialize_entry("retryable", &self.1)?;
+                if let Some(details) = self.2 {
+                    map.serialize_entry("details", details)?;
+                }
                 map.end()
             }
         }
@@ -329,9 +379,13 @@ impl Serialize for AgentValue {
                 map.serialize_entry("outcome", "success")?;
                 map.serialize_entry("data", data)?;
             }
-            Body::Failure { code, retryable } => {
+            Body::Failure {
+                code,
+                retryable,
+                details,
+            } => {
                 map.serialize_entry("outcome", "failure")?;
-                map.serialize_entry("error", &Error(*code, *retryable))?;
+                map.serialize_entry("error", &Error(*code, *retryable, details.as_ref()))?;
             }
         }
         map.end()

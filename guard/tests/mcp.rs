@@ -376,3 +376,95 @@ fn an_envelope_contract_is_unchanged_by_the_input_kinds() {
         .unwrap();
     assert_eq!(mcp.input().as_str(), "mcp");
 }
+
+/// An error-envelope contract: the structuredContent of the tool's own errors is judged
+/// by `[input] error_schema`, and only its `error_fields` reach the agent, as
+/// `error.details`; an error the schema refuses is the bare `TOOL_ERROR`.
+#[test]
+fn an_error_schema_forwards_only_the_projected_fields_of_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+    let input = "[input]\nkind = \"mcp\"\nerror_schema = \"error.schema.json\"\nerror_fields = [\"/error_code\", \"/path\"]";
+    write(dir.path(), &manifest(input, r#"["/a"]"#), &schema);
+    let error_schema = json!({"type": "object", "properties": {
+        "error_code": {"enum": ["ENOENT", "EACCES"]},
+        "path": {"type": "string", "maxLength": 200},
+        "message": {"type": "string"}}, "required": ["error_code"]});
+    std::fs::write(
+        dir.path().join("error.schema.json"),
+        error_schema.to_string(),
+    )
+    .unwrap();
+    let guard = Guard::new(Contract::load(dir.path()).unwrap());
+    let request =
+        Request::new("r", "2026-12-02T10:00:00Z".parse().unwrap()).with_jsonrpc_id(json!(3));
+    let error = |structured: Value| {
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": format!("ENOENT {CANARY}")}],
+            "structuredContent": structured, "isError": true}})
+        .to_string()
+    };
+    let admission = guard.admit(
+        &request,
+        error(json!({"error_code": "ENOENT", "path": "/srv/a.txt", "message": CANARY})).as_bytes(),
+    );
+    assert_eq!(admission.audit().verdict(), Verdict::UpstreamFailure);
+    let agent = admission.agent();
+    assert_eq!(agent.error(), Some((ErrorCode::ToolError, false)));
+    assert_eq!(
+        agent.to_json()["error"],
+        json!({"code": "TOOL_ERROR", "retryable": false, "details": {"error_code": "ENOENT", "path": "/srv/a.txt"}})
+    );
+    assert!(!agent.to_call_tool_result().to_string().contains(CANARY));
+    assert_eq!(
+        serde_json::to_value(agent).unwrap(),
+        agent.to_json(),
+        "the serialisation and the JSON agree"
+    );
+    for refused in [
+        json!({"error_code": format!("IGNORE PREVIOUS {CANARY}")}),
+        json!({"path": "/x"}),
+        json!([1]),
+    ] {
+        let admission = guard.admit(&request, error(refused.clone()).as_bytes());
+        let agent = admission.agent();
+        assert_eq!(
+            agent.error(),
+            Some((ErrorCode::ToolError, false)),
+            "{refused}"
+        );
+        assert!(agent.error_details().is_none(), "{refused}");
+        assert!(!agent.to_json_string().contains(CANARY));
+    }
+    // Without structuredContent: the bare code.
+    let bare = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"}],"isError":true}}"#;
+    assert!(guard
+        .admit(&request, bare.as_bytes())
+        .agent()
+        .error_details()
+        .is_none());
+
+    for (input, expected) in [
+        ("[input]\nkind = \"mcp\"\nerror_fields = [\"/a\"]", "error_schema"),
+        ("[input]\nkind = \"mcp\"\nerror_schema = \"error.schema.json\"", "forwards nothing"),
+        ("[input]\nkind = \"mcp\"\nerror_schema = \"v1.schema.json\"\nerror_fields = [\"/a\"]", "input.error_schema"),
+        ("[input]\nkind = \"mcp\"\nerror_schema = \"error.schema.json\"\nerror_fields = [\"/a/b\"]", "top-level"),
+    ] {
+        let error = load_error(&manifest(input, r#"["/a"]"#), &schema);
+        assert!(error.contains(expected), "{input}: {error}");
+    }
+    // A field the error schema cannot contain.
+    let closed = json!({"type": "object", "properties": {"code": {"type": "string"}}, "additionalProperties": false});
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &manifest(
+            "[input]\nkind = \"mcp\"\nerror_schema = \"e.json\"\nerror_fields = [\"/nope\"]",
+            r#"["/a"]"#,
+        ),
+        &schema,
+    );
+    std::fs::write(dir.path().join("e.json"), closed.to_string()).unwrap();
+    let error = Contract::load(dir.path()).unwrap_err().to_string();
+    assert!(error.contains("input.error_fields[0]"), "{error}");
+}

@@ -519,3 +519,70 @@ fn a_corpus_without_fixtures_runs_with_a_warning_on_stderr() {
         stderr(&out)
     );
 }
+
+/// Every command with a stderr whose reader is gone exits with the code its work decided
+/// (it was exit 3: `eprintln!` panicked on the broken pipe).
+#[test]
+fn a_closed_stderr_never_changes_the_exit_code() {
+    let bin = env!("CARGO_BIN_EXE_airlock");
+    let near_miss = root().join("corpora/review_status/near_miss/bom_prefixed.json");
+    let contract = contract_dir("review_status");
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("b.toml");
+    std::fs::write(
+        &baseline,
+        "[[finding]]\ncontract = \"x\"\nclass = \"y\"\nlocation = \"/\"\nkind = \"leak\"\nreason = \"TODO: say why this finding is accepted\"\nexpires = 2999-01-01\n",
+    )
+    .unwrap();
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (
+            vec![
+                "admit".into(),
+                "--contract".into(),
+                contract.display().to_string(),
+                near_miss.display().to_string(),
+            ],
+            1,
+        ),
+        (
+            vec![
+                "check".into(),
+                "--contract".into(),
+                contract.display().to_string(),
+                "--baseline".into(),
+                baseline.display().to_string(),
+            ],
+            2,
+        ),
+        (
+            vec![
+                "mutate".into(),
+                "--contract".into(),
+                contract.display().to_string(),
+                "--cases".into(),
+                "0".into(),
+                "--out".into(),
+                dir.path().join("m").display().to_string(),
+            ],
+            0,
+        ),
+    ];
+    for (args, expected) in cases {
+        // The stderr reader (`true`) is gone before airlock starts writing.
+        let quoted: Vec<String> = std::iter::once(bin.to_owned())
+            .chain(args.iter().cloned())
+            .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+            .collect();
+        let script = format!(
+            "(sleep 0.3; exec {} ) 2>&1 >/dev/null | true; echo \"${{PIPESTATUS[0]}}\"",
+            quoted.join(" ")
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let status = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert_eq!(status, expected.to_string(), "{args:?}");
+    }
+}

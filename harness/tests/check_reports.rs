@@ -178,7 +178,7 @@ fn the_shards_of_a_run_hold_exactly_its_cases_each_once() {
     let mut union = BTreeSet::new();
     let mut ran = 0;
     for index in 1..=count {
-        let shard = Shard { index, count };
+        let shard = Shard::new(index, count).unwrap();
         let mine: Vec<_> = all.iter().filter(|(t, id)| shard.holds(t, id)).collect();
         assert!(!mine.is_empty(), "part {index} is empty");
         for key in mine {
@@ -237,6 +237,22 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
     assert_eq!(out.status.code(), Some(1));
     let written = std::fs::read_to_string(baseline).unwrap();
     assert!(written.contains("TODO: say why"), "{written}");
+    // As written it accepts nothing: the placeholder reasons are refused at load (exit 2,
+    // naming the file and the entries), until a person says why.
+    let out = run("1", &["--baseline", baseline]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(baseline)
+            && stderr.contains("finding[0]")
+            && stderr.contains("placeholder"),
+        "{stderr}"
+    );
+    let written = written.replace(
+        "TODO: say why this finding is accepted",
+        "known: ticket SEC-7",
+    );
+    std::fs::write(baseline, &written).unwrap();
     let out = run("1", &["--baseline", baseline]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -283,7 +299,7 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
     // A reason is mandatory.
     std::fs::write(
         baseline,
-        written.replace("TODO: say why this finding is accepted", " "),
+        written.replace("known: ticket SEC-7", " "),
     )
     .unwrap();
     let out = run("2", &["--baseline", baseline]);

@@ -198,7 +198,7 @@ fn the_shards_of_a_fuzz_run_judge_exactly_its_inputs_each_once() {
     let whole = inputs(None);
     assert_eq!(whole.len(), 400);
     let mut parts: Vec<_> = (1..=3)
-        .flat_map(|index| inputs(Some(Shard { index, count: 3 })))
+        .flat_map(|index| inputs(Shard::new(index, 3)))
         .collect();
     assert_eq!(parts.len(), whole.len(), "no input twice, none left out");
     let mut whole = whole;

@@ -377,3 +377,45 @@ fn check_builds_text_cases_from_the_contracts_text_rule() {
         assert!(report.contains("mcp-text-instructions"), "{rule}");
     }
 }
+
+/// A re-encoded MCP case is measured as sent, with the JSON-RPC message around it: near
+/// the limit, no case built to be admitted is over `max_bytes` (it was: the size was
+/// checked on structuredContent alone, and `check` stopped with contract errors).
+#[test]
+fn reencoded_mcp_cases_fit_the_limit_with_the_message_around_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = crate::util::copy_shipped("change_review", dir.path());
+    let manifest = contract.join("contract.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("max_bytes = 16384", "max_bytes = 360");
+    std::fs::write(&manifest, text).unwrap();
+    let out = dir.path().join("variants");
+    let mutate = Command::new(airlock_bin())
+        .args(["mutate", "--class", "reencoding", "--contract"])
+        .arg(&contract)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(mutate.status.code(), Some(0));
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("-reencoding.json") {
+            let len = std::fs::metadata(&path).unwrap().len();
+            assert!(len <= 360, "{name}: {len} bytes");
+        }
+    }
+    let check = Command::new(airlock_bin())
+        .args(["check", "--cases", "50", "--quiet", "--contract"])
+        .arg(&contract)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}

@@ -118,6 +118,29 @@ impl Baseline {
             .map_err(|e| format!("reading baseline {}: {e}", path.display()))?;
         let baseline: Baseline = toml::from_str(&text)
             .map_err(|e| format!("baseline {}: {}", path.display(), e.to_string().trim_end()))?;
+        // A written baseline's placeholder accepts nothing until a person says why: loaded
+        // as it is, it would silence every finding for 90 days.
+        let unreviewed: Vec<String> = baseline
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.reason.trim() == PLACEHOLDER_REASON)
+            .map(|(i, e)| format!("finding[{i}] ({} {} {})", e.contract, e.class, e.location))
+            .collect();
+        if !unreviewed.is_empty() {
+            return Err(format!(
+                "baseline {}: {} still {} the placeholder reason {PLACEHOLDER_REASON:?}: \
+                 replace it with why each finding is accepted, or remove the entry: {}",
+                path.display(),
+                if unreviewed.len() == 1 {
+                    "an entry"
+                } else {
+                    "entries"
+                },
+                if unreviewed.len() == 1 { "has" } else { "have" },
+                unreviewed.join(", ")
+            ));
+        }
         for (i, entry) in baseline.entries.iter().enumerate() {
             if entry.reason.trim().is_empty() {
                 return Err(format!(

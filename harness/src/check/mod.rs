@@ -196,13 +196,27 @@ pub struct CheckOptions {
 /// hold together exactly the cases of the unsharded run, each once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
-    /// Which part, from 1.
-    pub index: u32,
-    /// How many parts.
-    pub count: u32,
+    index: u32,
+    count: u32,
 }
 
 impl Shard {
+    /// Part `index` (from 1) of `count`; `None` unless 1 ≤ `index` ≤ `count` (a zero
+    /// count would make every case's part a division by zero).
+    pub fn new(index: u32, count: u32) -> Option<Self> {
+        (index >= 1 && index <= count).then_some(Self { index, count })
+    }
+
+    /// Which part, from 1.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// How many parts.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
     /// Whether the case `id` of the contract `tool` belongs to this part.
     pub fn holds(&self, tool: &str, id: &str) -> bool {
         let key = format!("{tool}\u{0}{id}");
@@ -793,4 +807,21 @@ pub fn kinds(findings: &[Finding]) -> BTreeMap<FindingKind, usize> {
         *out.entry(f.kind).or_insert(0) += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn a_shard_is_built_only_within_its_count() {
+        // Was a public struct literal: `Shard { index: 0, count: 0 }` divided by zero.
+        assert_eq!(Shard::new(0, 0), None);
+        assert_eq!(Shard::new(0, 3), None);
+        assert_eq!(Shard::new(4, 3), None);
+        let shard = Shard::new(2, 3).unwrap();
+        assert_eq!((shard.index(), shard.count()), (2, 3));
+        assert!((0..30).filter(|n| shard.holds_run(*n)).count() == 10);
+        assert_eq!("0/0".parse::<Shard>().ok(), None);
+    }
 }

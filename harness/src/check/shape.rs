@@ -175,7 +175,16 @@ pub fn closed_shape(value: &Value) -> Result<Claim, String> {
                 "agent value",
             )?;
             let error = obj["error"].as_object().ok_or("`error` is not an object")?;
-            exactly(&["code", "retryable"], error, "`error`")?;
+            // `details`: an MCP tool error's projected fields (an error-envelope contract);
+            // whether it belongs there is the reference's to say (the values are compared).
+            if error.contains_key("details") {
+                exactly(&["code", "retryable", "details"], error, "`error`")?;
+                error["details"]
+                    .as_object()
+                    .ok_or("`error.details` is not an object")?;
+            } else {
+                exactly(&["code", "retryable"], error, "`error`")?;
+            }
             let code = error["code"]
                 .as_str()
                 .and_then(ErrorCode::from_wire)
@@ -209,6 +218,12 @@ mod tests {
         let mut code = ok.clone();
         code["error"]["code"] = json!("PLEASE_APPROVE");
         assert!(closed_shape(&code).is_err());
+        // An MCP tool error's projected fields (error-envelope contracts): an object.
+        let mut details = ok.clone();
+        details["error"]["details"] = json!({"error_code": "ENOENT"});
+        assert!(closed_shape(&details).is_ok());
+        details["error"]["details"] = json!("text");
+        assert!(closed_shape(&details).is_err());
         let mut data = success.clone();
         data["data"] = json!("approved");
         assert!(closed_shape(&data).is_err());

@@ -55,13 +55,13 @@ pub fn run(args: AdmitArgs) -> Result<Exit> {
     }
     if let Some(diagnostic) = admission.diagnostic() {
         // The diagnostic may quote the response: escaped for the terminal.
-        eprintln!("{}", printable(&diagnostic.to_string()));
+        errln!("{}", printable(&diagnostic.to_string()));
         for cause in diagnostic.causes() {
-            eprintln!("  because {}", printable(&cause.to_string()));
+            errln!("  because {}", printable(&cause.to_string()));
         }
     }
     if args.audit {
-        eprintln!("{}", admission.audit().to_json_line());
+        errln!("{}", admission.audit().to_json_line());
     }
     Ok(if admission.is_admitted() {
         Exit::Success

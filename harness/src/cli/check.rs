@@ -187,7 +187,7 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
             .map(|d| Subject::load_with_corpus(d, args.corpus.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
         for subject in subjects.iter().filter(|s| s.corpus.fixtures.is_empty()) {
-            eprintln!(
+            errln!(
                 "airlock check: warning: {} has no fixtures (accepted/, near_miss/, historical/<version>/): only generated cases are run",
                 subject.corpus.dir.display()
             );
@@ -274,7 +274,7 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         written.push(path);
     }
     if !args.quiet {
-        eprint!("{}", report.summary(&written));
+        err!("{}", report.summary(&written));
     }
     let exit = report.exit_failing_on(match args.fail_on {
         FailOn::Error => Severity::Error,
@@ -287,27 +287,27 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         format!("{} {} [{} {}]", e.contract, e.kind, e.class, e.location)
     };
     if applied.matched > 0 {
-        eprintln!("airlock check: {} findings baselined", applied.matched);
+        errln!("airlock check: {} findings baselined", applied.matched);
     }
     if args.shard.is_some() {
         // The other shards' findings are not in this run: an entry matching nothing here
         // may match there.
         if !applied.stale.is_empty() {
-            eprintln!(
+            errln!(
                 "airlock check: {} baseline entries matched nothing in this shard (staleness is judged by an unsharded run)",
                 applied.stale.len()
             );
         }
     } else {
         for entry in &applied.stale {
-            eprintln!(
+            errln!(
                 "airlock check: stale baseline entry (matches no finding; remove it): {}",
                 printable(&describe(entry))
             );
         }
     }
     for entry in &applied.expired {
-        eprintln!(
+        errln!(
             "airlock check: baseline entry expired on {} (fix the finding or renew the entry): {}",
             entry.expires,
             printable(&describe(entry))
@@ -342,7 +342,7 @@ fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()>
 /// the adapters' orphans so that a descendant that left the group is killed too.
 fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> ExecAdapter {
     if let Err(e) = adapter::adopt_orphans() {
-        eprintln!("airlock check: warning: cannot adopt the adapter's orphaned processes: {e}");
+        errln!("airlock check: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
     let adapter = ExecAdapter::new(command, timeout);
     match bound {

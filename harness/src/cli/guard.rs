@@ -39,7 +39,7 @@ pub fn run(args: GuardArgs) -> Result<Exit> {
         }
     })?;
     if stats.malformed > 0 {
-        eprintln!(
+        errln!(
             "airlock guard: {} malformed line(s) answered with an error",
             stats.malformed
         );

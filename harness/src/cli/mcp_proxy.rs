@@ -144,7 +144,7 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
         Ending::Stopped(signal_hook::consts::SIGINT) => Exit::Interrupted,
         Ending::Stopped(_) => Exit::Terminated,
         Ending::ServerExited => {
-            eprintln!("airlock mcp proxy: the MCP server exited; pending requests were answered with an error");
+            errln!("airlock mcp proxy: the MCP server exited; pending requests were answered with an error");
             Exit::ServerExited
         }
         _ if outcome.audit_failed => Exit::Internal,

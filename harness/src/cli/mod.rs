@@ -12,6 +12,23 @@ macro_rules! outln {
     };
 }
 
+/// `eprintln!` that never panics: a closed or broken stderr loses the note, never the
+/// exit code the work decided (`eprintln!` panics there, and the panic became exit 3).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics (see [`errln!`]).
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod admit;
 pub mod certify;
 pub mod check;

@@ -68,7 +68,7 @@ pub fn run(args: MutateArgs) -> Result<Exit> {
             what: path.display().to_string(),
             source,
         })?;
-    eprintln!(
+    errln!(
         "airlock mutate: {count} variants written to {}",
         out.display()
     );

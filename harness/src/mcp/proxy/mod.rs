@@ -355,7 +355,15 @@ impl Proxy {
             thread::spawn(move || {
                 while !shared.done.load(Ordering::SeqCst) {
                     thread::sleep(TICK);
-                    shared.expire_calls();
+                    let cancels = shared.expire_calls();
+                    if !cancels.is_empty() {
+                        let shared = Arc::clone(&shared);
+                        thread::spawn(move || {
+                            for line in cancels {
+                                shared.to_server(&line);
+                            }
+                        });
+                    }
                 }
             });
         }

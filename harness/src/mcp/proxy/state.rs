@@ -298,8 +298,12 @@ impl Shared {
     /// server is sent `notifications/cancelled` for the call, the client the guard's
     /// failure, and the id becomes a tombstone (a late answer is dropped). In shadow mode
     /// the timeout is audited and the call stays outstanding: the client gets the
-    /// server's answer whenever it comes.
-    pub(super) fn expire_calls(&self) {
+    /// server's answer whenever it comes. Returns the cancel lines for the server, which
+    /// the caller writes from another thread (a server that stops reading must not stop
+    /// the deadlines).
+    #[must_use]
+    pub(super) fn expire_calls(&self) -> Vec<Vec<u8>> {
+        let mut cancels = Vec::new();
         let now = Instant::now();
         let shadow = self.mode == Mode::Shadow;
         let expired: Vec<Call> = {
@@ -347,10 +351,11 @@ impl Shared {
                 });
                 let mut line = cancel.to_string().into_bytes();
                 line.push(b'\n');
-                self.to_server(&line);
+                cancels.push(line);
                 self.answer_result(&call.id, admission.agent(), call.modern);
             }
         }
+        cancels
     }
 
     /// The server is gone: every pending request gets a JSON-RPC error (a guarded call's
