@@ -567,6 +567,23 @@ fn conformance_suites_are_found_in_order_and_never_skipped_silently() {
     // A wrong AIRLOCK_TESTSUITES is an error, whatever else holds the suite.
     let wrong = find_testsuites("JSONTestSuite", Some(a.clone()), &tried, true).unwrap_err();
     assert!(wrong.contains("AIRLOCK_TESTSUITES"), "{wrong}");
+    // A copy whose VERSIONS names other commits than testsuites/PINNED is passed over (as
+    // ci/testsuites.sh does), and said why when nothing else holds the suite.
+    std::fs::write(
+        b.join("VERSIONS"),
+        "JSONTestSuite nst/JSONTestSuite commit 0000000\n",
+    )
+    .unwrap();
+    let other = find_testsuites("JSONTestSuite", None, &tried, false).unwrap_err();
+    assert!(other.contains("does not name the pinned commit"), "{other}");
+    assert!(find_testsuites("JSONTestSuite", Some(b.clone()), &tried, false).is_err());
+    // The right commits: found.
+    let pinned = std::fs::read_to_string(crate::util::root().join("testsuites/PINNED")).unwrap();
+    std::fs::write(b.join("VERSIONS"), pinned).unwrap();
+    assert_eq!(
+        find_testsuites("JSONTestSuite", None, &tried, false),
+        Ok(Some(b.join("JSONTestSuite")))
+    );
 }
 
 #[test]

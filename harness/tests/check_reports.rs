@@ -297,11 +297,7 @@ fn a_baseline_accepts_findings_across_seeds_until_it_expires_and_reports_stale_e
     assert!(stderr.contains("expired on 2020-01-01"), "{stderr}");
 
     // A reason is mandatory.
-    std::fs::write(
-        baseline,
-        written.replace("known: ticket SEC-7", " "),
-    )
-    .unwrap();
+    std::fs::write(baseline, written.replace("known: ticket SEC-7", " ")).unwrap();
     let out = run("2", &["--baseline", baseline]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no reason"));

@@ -373,3 +373,104 @@ fn the_ci_templates_use_only_flags_airlock_has() {
         "found only {checked} airlock commands in the ci/ templates"
     );
 }
+
+/// The documents a user reads.
+fn documents() -> Vec<std::path::PathBuf> {
+    let mut files = vec![
+        root().join("README.md"),
+        root().join("ARCHITECTURE.md"),
+        root().join("BENCHMARKS.md"),
+    ];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Every repository path a document names (in backticks or as a link, starting at a
+/// top-level folder of the repository, no placeholder in it) exists.
+#[test]
+fn every_file_path_the_documents_name_exists() {
+    let tops: BTreeSet<String> = std::fs::read_dir(root())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !matches!(n.as_str(), "target" | ".git"))
+        .collect();
+    let mut missing = Vec::new();
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let base = file.parent().unwrap();
+        let names = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|s| (s.to_owned(), false))
+            .chain(text.split("](").skip(1).filter_map(|s| {
+                s.split(')')
+                    .next()
+                    .map(|s| (s.split('#').next().unwrap_or("").to_owned(), true))
+            }));
+        for (name, link) in names {
+            let name = name.trim().trim_end_matches(['.', ',', ':']);
+            if name.is_empty()
+                || name.contains(['<', '*', ' ', '$', '{', '…'])
+                || name.starts_with("http")
+                || !name.contains('/')
+            {
+                continue;
+            }
+            let path = if link {
+                base.join(name)
+            } else {
+                let first = name.split('/').next().unwrap_or("");
+                if !tops.contains(first) {
+                    continue;
+                }
+                root().join(name)
+            };
+            if std::fs::symlink_metadata(&path).is_err() {
+                missing.push(format!("{}: {name}", file.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named but not in the repository:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// One test command everywhere: the README's second line, its Developing table, and the
+/// command `.ci/run` runs.
+#[test]
+fn the_test_command_is_the_same_everywhere() {
+    let readme = read("README.md");
+    let first = readme
+        .lines()
+        .find(|l| l.contains("cargo test"))
+        .unwrap()
+        .split('#')
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(first.starts_with("ci/testsuites.sh"), "{first}");
+    let table = readme
+        .lines()
+        .find(|l| l.starts_with("| test |"))
+        .expect("the Developing table has a test row");
+    assert!(table.contains(&format!("`{first}`")), "{table} vs {first}");
+    let testing = read("docs/testing.md");
+    assert!(
+        testing.contains(&first),
+        "docs/testing.md does not show {first}"
+    );
+    let ci = read(".ci/run");
+    for part in first.split(" && ") {
+        assert!(ci.contains(part), ".ci/run does not run {part}");
+    }
+}

@@ -100,7 +100,7 @@ pub fn find_testsuites(
     if let Some(base) = env {
         let dir = base.join(name);
         return if dir.is_dir() {
-            Ok(Some(dir))
+            pinned_versions(&base).map(|()| Some(dir))
         } else {
             Err(format!(
                 "AIRLOCK_TESTSUITES is set but {} is not a folder: point it at the folder \
@@ -109,21 +109,64 @@ pub fn find_testsuites(
             ))
         };
     }
-    if let Some(dir) = tried
-        .iter()
-        .map(|base| base.join(name))
-        .find(|d| d.is_dir())
-    {
-        return Ok(Some(dir));
+    // As ci/testsuites.sh: a folder counts when it holds the suite and its VERSIONS, if
+    // any, names the pinned commits (a copy of other commits is passed over, said why).
+    let mut passed_over = Vec::new();
+    for base in tried {
+        let dir = base.join(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        match pinned_versions(base) {
+            Ok(()) => return Ok(Some(dir)),
+            Err(why) => passed_over.push(why),
+        }
     }
     if skip {
         return Ok(None);
     }
     let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    let passed_over = if passed_over.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", passed_over.join("; "))
+    };
     Err(format!(
-        "conformance suite {name} not found (tried {}): run `ci/testsuites.sh` to fetch the \
-         pinned suites, or set AIRLOCK_TESTSUITES to a folder holding them; \
+        "conformance suite {name} not found (tried {}){passed_over}: run `ci/testsuites.sh` to \
+         fetch the pinned suites, or set AIRLOCK_TESTSUITES to a folder holding them; \
          AIRLOCK_SKIP_CONFORMANCE=1 skips them with a warning",
         tried.join(", ")
     ))
+}
+
+/// The commits `testsuites/PINNED` pins.
+fn pinned_commits() -> Vec<String> {
+    let pinned = std::fs::read_to_string(root().join("testsuites/PINNED")).unwrap_or_default();
+    pinned
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.len() == 3).then(|| fields[2].to_owned())
+        })
+        .collect()
+}
+
+/// A suite folder's `VERSIONS`, when it has one, names every pinned commit.
+///
+/// # Errors
+///
+/// The file and the commit it does not name.
+pub fn pinned_versions(base: &std::path::Path) -> Result<(), String> {
+    let path = base.join("VERSIONS");
+    let Ok(versions) = std::fs::read_to_string(&path) else {
+        return Ok(());
+    };
+    match pinned_commits().into_iter().find(|c| !versions.contains(c.as_str())) {
+        None => Ok(()),
+        Some(commit) => Err(format!(
+            "{} does not name the pinned commit {commit} (testsuites/PINNED): another copy of the suites",
+            path.display()
+        )),
+    }
 }
