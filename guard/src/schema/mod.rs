@@ -616,4 +616,53 @@ mod tests {
         assert!(!can_contain(&root, &t("/dta/subject")));
         assert!(can_contain(&json!({}), &t("/anything/at/all")));
     }
+
+    #[test]
+    fn can_contain_reads_each_applicator_by_what_it_means() {
+        let t = |p: &str| crate::pointer::Pointer::parse(p).unwrap().tokens().to_vec();
+        let closed = json!({"type": "object", "additionalProperties": false});
+        let open = json!({"type": "object"});
+        let under =
+            |keyword: &str, branches: Value| json!({"properties": {"data": {keyword: branches}}});
+        // anyOf / oneOf: one branch that leaves the object open is enough (was refused:
+        // "names a member the schema cannot contain").
+        for keyword in ["anyOf", "oneOf"] {
+            let root = under(keyword, json!([closed, open]));
+            assert!(can_contain(&root, &t("/data/x")), "{keyword}");
+            let root = under(keyword, json!([closed, closed]));
+            assert!(!can_contain(&root, &t("/data/x")), "{keyword}");
+        }
+        // allOf: every branch applies, so any one closing the object rules it out.
+        assert!(!can_contain(
+            &under("allOf", json!([closed, open])),
+            &t("/data/x")
+        ));
+        assert!(can_contain(
+            &under("allOf", json!([open, open])),
+            &t("/data/x")
+        ));
+        // if/then/else: either path.
+        let root = json!({"properties": {"data": {"if": {"required": ["k"]}, "then": closed, "else": open}}});
+        assert!(can_contain(&root, &t("/data/x")));
+        let root = json!({"properties": {"data": {"if": {"required": ["k"]}, "then": closed, "else": closed}}});
+        assert!(!can_contain(&root, &t("/data/x")));
+        let root = json!({"properties": {"data": {"if": {"required": ["k"]}, "then": closed}}});
+        assert!(
+            can_contain(&root, &t("/data/x")),
+            "no else: that path is free"
+        );
+        // A branch that declares the member admits it even where another is closed.
+        let named = json!({"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": false});
+        assert!(can_contain(
+            &under("anyOf", json!([closed, named])),
+            &t("/data/x")
+        ));
+        assert!(!can_contain(
+            &under("allOf", json!([closed, named])),
+            &t("/data/x")
+        ));
+        // A $ref applies with its siblings.
+        let root = json!({"$defs": {"c": closed}, "properties": {"data": {"$ref": "#/$defs/c", "properties": {"x": {}}}}});
+        assert!(!can_contain(&root, &t("/data/x")));
+    }
 }

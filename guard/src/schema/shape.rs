@@ -60,8 +60,10 @@ pub(super) fn compile_pattern(pattern: &str) -> Result<(), SchemaError> {
 ///
 /// Follows `properties`, `patternProperties`, schema-valued `additionalProperties`,
 /// `items`/`prefixItems` (and draft-07/2019-09 tuples: `items` arrays, `additionalItems`),
-/// local `$ref`s and the in-place applicators. A name no branch
-/// declares is possible only where no branch closes the object.
+/// local `$ref`s and the in-place applicators by what each means: every `allOf` branch
+/// and a `$ref` apply together, so any of them may close the object; of `anyOf`/`oneOf`
+/// one branch is enough, and of `then`/`else` either path: the member is possible when one
+/// of them allows it. `false` only where every way through the schema rules it out.
 pub(crate) fn can_contain(root: &Value, tokens: &[String]) -> bool {
     can_contain_at(root, root, tokens, 0)
 }
@@ -73,66 +75,131 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
     let Some((token, rest)) = tokens.split_first() else {
         return schema != &Value::Bool(false);
     };
-    match schema {
+    let map = match schema {
         Value::Bool(allowed) => return *allowed,
-        Value::Object(_) => {}
+        Value::Object(map) => map,
         _ => return true,
+    };
+    if !own_keywords_allow(root, schema, map, token, rest, hops) {
+        return false;
     }
-    let mut in_place = Vec::new();
-    collect_in_place(root, schema, &mut in_place, hops);
-    let mut declared = false;
-    let mut closed = false;
-    for node in &in_place {
-        let Some(node) = node.as_object() else {
-            continue;
+    let all = |branches: &[Value]| {
+        branches
+            .iter()
+            .all(|b| can_contain_at(root, b, tokens, hops + 1))
+    };
+    let any = |branches: &[Value]| {
+        branches
+            .iter()
+            .any(|b| can_contain_at(root, b, tokens, hops + 1))
+    };
+    if let Some(Value::Array(branches)) = map.get("allOf") {
+        if !all(branches) {
+            return false;
+        }
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get(keyword) {
+            if !branches.is_empty() && !any(branches) {
+                return false;
+            }
+        }
+    }
+    if map.contains_key("then") || map.contains_key("else") {
+        // A missing branch is `true`: that path leaves the member free.
+        let path = |k: &str| {
+            map.get(k)
+                .is_none_or(|b| can_contain_at(root, b, tokens, hops + 1))
         };
-        if let Some(sub) = node.get("properties").and_then(|p| p.get(token)) {
-            declared = true;
-            if can_contain_at(root, sub, rest, hops + 1) {
-                return true;
+        if !(path("then") || path("else")) {
+            return false;
+        }
+    }
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+    {
+        if !can_contain_at(root, target, tokens, hops + 1) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the object and array keywords of this one schema (not its branches) allow a
+/// member `token` holding `rest`. A name the schema declares is possible when a
+/// declaring subschema can hold `rest`; an undeclared one where the schema does not
+/// close the object. `unevaluatedProperties: false` sees the names its in-place
+/// branches declare (they evaluate them).
+fn own_keywords_allow(
+    root: &Value,
+    schema: &Value,
+    map: &serde_json::Map<String, Value>,
+    token: &str,
+    rest: &[String],
+    hops: usize,
+) -> bool {
+    let mut declared = false;
+    let mut subs: Vec<&Value> = Vec::new();
+    if let Some(sub) = map.get("properties").and_then(|p| p.get(token)) {
+        declared = true;
+        subs.push(sub);
+    }
+    if let Some(Value::Object(patterns)) = map.get("patternProperties") {
+        for (pattern, sub) in patterns {
+            if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(token)) {
+                declared = true;
+                subs.push(sub);
             }
         }
-        if let Some(Value::Object(patterns)) = node.get("patternProperties") {
-            for (pattern, sub) in patterns {
-                if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(token)) {
-                    declared = true;
-                    if can_contain_at(root, sub, rest, hops + 1) {
-                        return true;
-                    }
-                }
-            }
-        }
-        // `items` as an array (a draft-07/2019-09 tuple) is `prefixItems`, below.
-        for keyword in [
-            "items",
-            "additionalItems",
-            "additionalProperties",
-            "unevaluatedProperties",
-        ] {
-            match node.get(keyword) {
-                Some(Value::Bool(false)) if keyword.ends_with("Properties") => closed = true,
-                Some(sub @ Value::Object(_)) => {
-                    declared = true;
-                    if can_contain_at(root, sub, rest, hops + 1) {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        for keyword in ["prefixItems", "items"] {
-            let Some(Value::Array(prefix)) = node.get(keyword) else {
-                continue;
-            };
+    }
+    for keyword in ["prefixItems", "items"] {
+        if let Some(Value::Array(prefix)) = map.get(keyword) {
             if let Some(sub) = token.parse::<usize>().ok().and_then(|i| prefix.get(i)) {
                 declared = true;
-                if can_contain_at(root, sub, rest, hops + 1) {
-                    return true;
-                }
+                subs.push(sub);
             }
         }
     }
-    !declared && !closed
+    if declared {
+        return subs
+            .into_iter()
+            .any(|sub| can_contain_at(root, sub, rest, hops + 1));
+    }
+    // Not declared here: the catch-alls decide.
+    for keyword in ["items", "additionalItems", "additionalProperties"] {
+        match map.get(keyword) {
+            Some(Value::Bool(false)) if keyword == "additionalProperties" => return false,
+            Some(sub @ Value::Object(_)) => {
+                if !can_contain_at(root, sub, rest, hops + 1) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    match map.get("unevaluatedProperties") {
+        Some(Value::Bool(false)) => {
+            // Evaluated by an in-place branch that declares it: that branch decides.
+            let mut in_place = Vec::new();
+            collect_in_place(root, schema, &mut in_place, hops);
+            in_place.iter().skip(1).any(|node| {
+                node.get("properties").and_then(|p| p.get(token)).is_some()
+                    || node
+                        .get("patternProperties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|patterns| {
+                            patterns
+                                .keys()
+                                .any(|p| regex::Regex::new(p).is_ok_and(|r| r.is_match(token)))
+                        })
+            })
+        }
+        Some(sub @ Value::Object(_)) => can_contain_at(root, sub, rest, hops + 1),
+        _ => true,
+    }
 }
 
 /// `schema` and every schema applied to the same instance location with it.

@@ -48,6 +48,19 @@ impl Forms {
     }
 }
 
+/// The `CallToolResult` the agent receives for `agent`: the guard's fresh result, with
+/// `resultType: "complete"` when the call came from a 2026-07-28 era client (`modern`).
+/// The one writer of that shape; [`call_tool_result`] is its reader.
+pub fn call_tool_result_for(agent: &airlock_guard::AgentValue, modern: bool) -> Value {
+    let mut result = agent.to_call_tool_result();
+    if modern {
+        if let Value::Object(members) = &mut result {
+            members.insert("resultType".into(), "complete".into());
+        }
+    }
+    result
+}
+
 /// Read a `CallToolResult` strictly as one of the two closed shapes the guard gives the
 /// agent: success `{"content": [ONE text block], "structuredContent": D, "isError":
 /// false}` whose text parses strictly to D (members in any order); failure `{"content":
@@ -69,7 +82,14 @@ pub fn call_tool_result(value: &Value, tool: &str, request_id: &str) -> Result<V
     } else {
         &["content", "structuredContent", "isError"]
     };
-    if obj.len() != expected.len() || !expected.iter().all(|k| obj.contains_key(*k)) {
+    // The 2026-07-28 era's `resultType: "complete"`, which `airlock mcp proxy` adds when
+    // the call carried that era's `_meta` (see `call_tool_result_for`): the same shape.
+    let era = match obj.get("resultType") {
+        None => 0,
+        Some(Value::String(kind)) if kind == "complete" => 1,
+        Some(_) => return Err("`resultType` is not \"complete\"".into()),
+    };
+    if obj.len() != expected.len() + era || !expected.iter().all(|k| obj.contains_key(*k)) {
         let found: Vec<_> = obj.keys().map(String::as_str).collect();
         return Err(format!(
             "CallToolResult must have exactly {expected:?}, found {found:?}"
@@ -229,6 +249,36 @@ mod tests {
         assert!(closed_shape(&data).is_err());
         assert!(!Claim::Failure(ErrorCode::InvalidResponse).admits());
         assert!(Claim::Failure(ErrorCode::UpstreamUnavailable).admits());
+    }
+
+    #[test]
+    fn the_proxys_call_tool_result_is_read_by_the_oracle_in_both_eras() {
+        use airlock_guard::{Contract, Guard, InputKind, McpInput, Request};
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let contract = Contract::builder("t", schema)
+            .input(InputKind::Mcp(McpInput::default()))
+            .agent_field("/n")
+            .build()
+            .unwrap();
+        let guard = Guard::new(contract);
+        let request =
+            Request::new("7", "2026-12-02T10:00:00Z".parse().unwrap()).with_jsonrpc_id(json!(7));
+        for body in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{"n":"x"}}}"#,
+        ] {
+            let admission = guard.admit(&request, body.as_bytes());
+            for modern in [false, true] {
+                let written = call_tool_result_for(admission.agent(), modern);
+                assert_eq!(written.get("resultType").is_some(), modern);
+                let read = call_tool_result(&written, "t", "7").unwrap();
+                assert_eq!(read, admission.agent().to_json(), "{written}");
+            }
+        }
+        let mut other =
+            call_tool_result_for(&airlock_guard::AgentValue::invalid_response("t", "7"), true);
+        other["resultType"] = json!("task");
+        assert!(call_tool_result(&other, "t", "7").is_err());
     }
 
     #[test]

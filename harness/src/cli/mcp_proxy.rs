@@ -38,8 +38,8 @@ pub struct ProxyArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Enforce)]
     mode: ModeArg,
     /// Record every judged answer of a guarded call as a corpus fixture:
-    /// DIR/<tool>/accepted/ (admitted) or DIR/<tool>/review/ (refused), each with its
-    /// NAME.request.json; `airlock check` then runs on DIR/<tool> as the tool's corpus.
+    /// DIR/TOOL/accepted/ (admitted) or DIR/TOOL/review/ (refused), each with its
+    /// NAME.request.json; `airlock check` then runs on DIR/TOOL as the tool's corpus.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
     /// At most N recorded answers per tool in one session.

@@ -168,12 +168,7 @@ impl Shared {
     }
 
     pub(super) fn answer_result(&self, id: &Value, agent: &AgentValue, modern: bool) {
-        let mut result = agent.to_call_tool_result();
-        if modern {
-            if let Value::Object(members) = &mut result {
-                members.insert("resultType".into(), "complete".into());
-            }
-        }
+        let result = crate::check::shape::call_tool_result_for(agent, modern);
         self.to_client(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
 
