@@ -172,10 +172,8 @@ fn own_keywords_allow(
     for keyword in ["items", "additionalItems", "additionalProperties"] {
         match map.get(keyword) {
             Some(Value::Bool(false)) if keyword == "additionalProperties" => return false,
-            Some(sub @ Value::Object(_)) => {
-                if !can_contain_at(root, sub, rest, hops + 1) {
-                    return false;
-                }
+            Some(sub @ Value::Object(_)) if !can_contain_at(root, sub, rest, hops + 1) => {
+                return false
             }
             _ => {}
         }
