@@ -209,15 +209,7 @@ impl AgentValue {
         code: ErrorCode,
         retryable: bool,
     ) -> Self {
-        Self {
-            tool: Arc::clone(tool),
-            request_id: Arc::clone(request_id),
-            body: Body::Failure {
-                code,
-                retryable,
-                details: None,
-            },
-        }
+        Self::failure_with(tool, request_id, code, retryable, None)
     }
 
     /// A tool's own error with the projected fields of its structured content.
@@ -228,13 +220,23 @@ impl AgentValue {
         retryable: bool,
         details: Fields,
     ) -> Self {
+        Self::failure_with(tool, request_id, code, retryable, Some(details))
+    }
+
+    fn failure_with(
+        tool: &Arc<str>,
+        request_id: &Arc<str>,
+        code: ErrorCode,
+        retryable: bool,
+        details: Option<Fields>,
+    ) -> Self {
         Self {
             tool: Arc::clone(tool),
             request_id: Arc::clone(request_id),
             body: Body::Failure {
                 code,
                 retryable,
-                details: Some(details),
+                details,
             },
         }
     }

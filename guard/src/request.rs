@@ -43,7 +43,7 @@ struct RequestWire {
     jsonrpc_id: Option<Value>,
     #[serde(default)]
     params: Map<String, Value>,
-    now: Timestamp,
+    now: String,
 }
 
 impl TryFrom<RequestWire> for Request {
@@ -61,12 +61,24 @@ impl TryFrom<RequestWire> for Request {
             (None, Some(id)) => id.to_string(),
             (None, None) => return Err("missing field `request_id`".into()),
         };
+        // Strictly RFC 3339, as the guard reads times: an offset such as `+25:00`, which
+        // a lenient reader takes, would move `now` and so every freshness verdict.
+        if !crate::upstream::is_rfc3339(&wire.now) {
+            return Err(format!(
+                "now {:?} is not an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.fraction] then Z or ±HH:MM, hours 00-23)",
+                wire.now
+            ));
+        }
+        let now: Timestamp = wire
+            .now
+            .parse()
+            .map_err(|e| format!("now {:?}: {e}", wire.now))?;
         Ok(Self {
             tool: wire.tool,
             request_id,
             jsonrpc_id: wire.jsonrpc_id,
             params: wire.params,
-            now: wire.now,
+            now,
         })
     }
 }
@@ -111,6 +123,23 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn now_is_read_as_strictly_as_the_guard_reads_times() {
+        for now in [
+            "2026-12-02T10:00:00+25:00",
+            "2026-12-02T10:00:00+23:60",
+            "2026-12-02T10:00:00+0100",
+            "2026-12-02t10:00:00z",
+            "2026-12-02 10:00:00Z",
+        ] {
+            let line = format!(r#"{{"request_id":"r","now":"{now}"}}"#);
+            assert!(Request::from_json(line.as_bytes()).is_err(), "{now}");
+        }
+        let r = Request::from_json(br#"{"request_id":"r","now":"2026-12-02T10:00:00.5-01:30"}"#)
+            .unwrap();
+        assert_eq!(r.now.to_string(), "2026-12-02T11:30:00.5Z");
+    }
 
     #[test]
     fn request_file_shape_parses_and_now_is_a_timestamp() {

@@ -237,7 +237,7 @@ fn utc(time: Timestamp) -> Result<Value, &'static str> {
 /// only; no leap second (`:60` cannot be written in UTC without losing it); ISO 8601's
 /// other spellings (`T0832`, `+0100`, `+01`, `,5`) are refused. The calendar (month
 /// lengths, leap years) is left to the parser.
-fn is_rfc3339(text: &str) -> bool {
+pub(crate) fn is_rfc3339(text: &str) -> bool {
     let b = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| {
         b.get(range.clone())

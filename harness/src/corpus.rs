@@ -141,6 +141,38 @@ fn io_error(path: &Path, source: std::io::Error) -> CorpusError {
     }
 }
 
+/// The largest request file read.
+pub const MAX_REQUEST_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Read a file a user named, at most `limit` bytes: a longer file (or an endless device
+/// such as `/dev/zero`, whose size its metadata does not tell) is an error naming it,
+/// never read whole.
+///
+/// # Errors
+///
+/// The file cannot be read, or holds more than `limit` bytes (`what` says what it
+/// should be).
+pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+    match read_at_most(path, limit) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(format!(
+            "{}: larger than {limit} bytes: {what}",
+            path.display()
+        )),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The bytes of `path` when it holds at most `limit` of them; `None` when it holds more.
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
 /// The names a corpus folder may hold (hidden files aside). `review/` holds recorded
 /// answers the contract refused (`airlock mcp proxy --record`), waiting for a person to
 /// move each into `accepted/` or `near_miss/`: nothing in it is run.
@@ -196,7 +228,14 @@ pub fn fixture_name(path: &Path) -> String {
 ///
 /// When it cannot be read or is not a request.
 pub fn read_request(path: &Path) -> Result<Request, CorpusError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+    let bytes = read_at_most(path, MAX_REQUEST_BYTES)
+        .map_err(|e| io_error(path, e))?
+        .ok_or_else(|| {
+            error(
+                path,
+                format!("larger than {MAX_REQUEST_BYTES} bytes: a request is a call's id, params and time"),
+            )
+        })?;
     Request::from_json(&bytes).map_err(|e| error(path, format!("not a request: {e}")))
 }
 

@@ -586,3 +586,69 @@ fn a_closed_stderr_never_changes_the_exit_code() {
         assert_eq!(status, expected.to_string(), "{args:?}");
     }
 }
+
+/// A file the user names is read with a bound: `/dev/zero` (endless, size 0 in its
+/// metadata) as a baseline, an init sample, a near miss or a request is a clear error
+/// (exit 2), never the machine's memory.
+#[test]
+fn user_named_inputs_are_read_with_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = contract_dir("review_status");
+    let sample = root().join("corpora/review_status/accepted");
+    let sample = std::fs::read_dir(&sample)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| !p.to_string_lossy().ends_with(".request.json"))
+        .unwrap();
+    let out_dir = dir.path().join("out");
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            "check".into(),
+            "--contract".into(),
+            contract.display().to_string(),
+            "--baseline".into(),
+            "/dev/zero".into(),
+        ],
+        vec![
+            "init".into(),
+            "t".into(),
+            "--sample".into(),
+            "/dev/zero".into(),
+            "--out".into(),
+            out_dir.display().to_string(),
+        ],
+        vec![
+            "init".into(),
+            "t".into(),
+            "--sample".into(),
+            sample.display().to_string(),
+            "--near-miss".into(),
+            "/dev/zero".into(),
+            "--out".into(),
+            out_dir.display().to_string(),
+        ],
+        vec![
+            "init".into(),
+            "t".into(),
+            "--sample".into(),
+            sample.display().to_string(),
+            "--request".into(),
+            "/dev/zero".into(),
+            "--out".into(),
+            out_dir.display().to_string(),
+        ],
+    ];
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let out = airlock(&args, b"");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("/dev/zero") && stderr.contains("larger than"),
+            "{args:?}: {stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60), "{args:?}");
+    }
+    assert!(!out_dir.join("schemas/t").exists());
+}

@@ -106,13 +106,15 @@ fn certify_vendor_field_renamed_upstream_is_breaking() {
     assert_eq!(gone.witness.as_ref().unwrap().accepted_by, "old_only");
     assert!(c.fixtures.iter().any(|f| f.old && !f.new));
 
-    // A vendor schema that cannot hold the member any more: the same, proved.
+    // A vendor schema that cannot hold the member any more: the same, proved. (Both
+    // branches of its `oneOf` must rule it out: the error branch, open, could hold it.)
     let tmp = tempfile::tempdir().unwrap();
     let dir = vendor_pair(
         tmp.path(),
         |_| {},
         |new| {
             new["oneOf"][0]["properties"]["sha"] = json!(false);
+            new["oneOf"][1]["additionalProperties"] = json!(false);
         },
     );
     let c = certify_pair(&dir);

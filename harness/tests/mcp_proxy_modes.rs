@@ -419,3 +419,45 @@ fn reencoded_mcp_cases_fit_the_limit_with_the_message_around_them() {
         String::from_utf8_lossy(&check.stdout)
     );
 }
+
+/// A process the server started that left its group (`setsid`) dies with the proxy (it
+/// survived before: the proxy was no subreaper).
+#[test]
+fn a_servers_setsid_descendant_does_not_outlive_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (review, _) = contracts(dir.path(), 16384, "60s");
+    let pid_file = dir.path().join("pid");
+    let server = script(
+        dir.path(),
+        "escape.sh",
+        &format!(
+            "setsid sleep 300 &\necho $! > {}\nwhile read -r line; do :; done\n",
+            pid_file.display()
+        ),
+    );
+    let session = Session::start(&["--contract", review.to_str().unwrap()], &server);
+    let start = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (status, stderr) = session.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .is_some_and(|stat| {
+            !stat[stat.rfind(')').unwrap() + 1..]
+                .trim_start()
+                .starts_with('Z')
+        });
+    assert!(
+        !alive,
+        "the server's setsid descendant {pid} outlived the proxy"
+    );
+}

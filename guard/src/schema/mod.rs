@@ -661,8 +661,11 @@ mod tests {
             &under("allOf", json!([closed, named])),
             &t("/data/x")
         ));
-        // A $ref applies with its siblings.
+        // A $ref applies with its siblings: a closed target rules a member out.
         let root = json!({"$defs": {"c": closed}, "properties": {"data": {"$ref": "#/$defs/c", "properties": {"x": {}}}}});
         assert!(!can_contain(&root, &t("/data/x")));
+        // Siblings a draft-07 `$ref` ignores do not rule out what the target allows.
+        let root = json!({"$defs": {"o": {"properties": {"x": {}}}}, "properties": {"data": {"$ref": "#/$defs/o", "additionalProperties": false}}});
+        assert!(can_contain(&root, &t("/data/x")));
     }
 }

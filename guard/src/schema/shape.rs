@@ -80,8 +80,18 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
         Value::Object(map) => map,
         _ => return true,
     };
+    let target = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p));
     if !own_keywords_allow(root, schema, map, token, rest, hops) {
-        return false;
+        // Beside a `$ref`, draft-07 ignores the other keywords (later drafts apply them):
+        // the dialect is not known here, so what the target allows is allowed.
+        let ignored = target.is_some_and(|t| can_contain_at(root, t, tokens, hops + 1));
+        if !ignored {
+            return false;
+        }
     }
     let all = |branches: &[Value]| {
         branches
@@ -115,12 +125,7 @@ fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) 
             return false;
         }
     }
-    if let Some(target) = map
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|p| root.pointer(p))
-    {
+    if let Some(target) = target {
         if !can_contain_at(root, target, tokens, hops + 1) {
             return false;
         }

@@ -103,6 +103,9 @@ pub fn stable_location(location: &str) -> String {
 /// Placeholder reason of a written baseline: a reviewer replaces it.
 pub const PLACEHOLDER_REASON: &str = "TODO: say why this finding is accepted";
 
+/// The largest baseline file read.
+pub const MAX_BASELINE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Days a written baseline's entries are accepted.
 pub const WRITTEN_DAYS: i32 = 90;
 
@@ -114,8 +117,14 @@ impl Baseline {
     /// A sentence naming the file and what is wrong (unreadable, not the format, an
     /// entry without a reason or with an unknown kind).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("reading baseline {}: {e}", path.display()))?;
+        let bytes = crate::corpus::read_bounded(
+            path,
+            MAX_BASELINE_BYTES,
+            "a baseline is a reviewed list of findings, at most 16 MiB",
+        )
+        .map_err(|e| format!("reading baseline {e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| format!("reading baseline {}: not UTF-8 text", path.display()))?;
         let baseline: Baseline = toml::from_str(&text)
             .map_err(|e| format!("baseline {}: {}", path.display(), e.to_string().trim_end()))?;
         // A written baseline's placeholder accepts nothing until a person says why: loaded

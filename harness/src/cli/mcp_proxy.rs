@@ -139,15 +139,29 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
     let (program, rest) = args.server.split_first().context("no server command")?;
     let mut server = std::process::Command::new(program);
     server.args(rest);
-    let outcome = proxy.run(server, std::io::stdin(), std::io::stdout())?;
+    // A process the server started and that left its group (`setsid`) is re-parented to
+    // the proxy when the server dies, and killed with it at every way out.
+    if let Err(e) = airlock_harness::exec::adopt_orphans() {
+        errln!("airlock mcp proxy: warning: cannot adopt the server's orphaned processes: {e}");
+    }
+    let outcome = proxy.run(server, std::io::stdin(), std::io::stdout());
+    airlock_harness::exec::reap_orphans();
+    let outcome = outcome?;
+    if outcome.audit_failed {
+        // Said again at the end, whatever ended the session: records are missing.
+        errln!(
+            "airlock mcp proxy: the audit file could not be written: this session's audit is incomplete"
+        );
+    }
     Ok(match outcome.ending {
         Ending::Stopped(signal_hook::consts::SIGINT) => Exit::Interrupted,
         Ending::Stopped(_) => Exit::Terminated,
+        // A lost audit outranks the server's exit: the operator must learn of it.
+        _ if outcome.audit_failed => Exit::Internal,
         Ending::ServerExited => {
             errln!("airlock mcp proxy: the MCP server exited; pending requests were answered with an error");
             Exit::ServerExited
         }
-        _ if outcome.audit_failed => Exit::Internal,
         _ => Exit::Success,
     })
 }

@@ -18,7 +18,7 @@ use crate::cases::Upstream;
 mod process;
 pub mod protocol;
 
-pub use process::{adopt_orphans, kill_all_adapters, stopping};
+pub use process::{adopt_orphans, kill_all_adapters, reap_orphans, stopping};
 use process::{forget, kill_group, live};
 
 /// The longest answer line read from an external adapter; longer is a [`AdapterFailure::Flood`].

@@ -65,6 +65,13 @@ pub fn adopt_orphans() -> std::io::Result<()> {
     Ok(())
 }
 
+/// After [`adopt_orphans`]: kill and reap every process re-parented to this one (a
+/// descendant that left its group with `setsid` and lost its parent), for a program
+/// whose children are all done with, such as `airlock mcp proxy` once its server is gone.
+pub fn reap_orphans() {
+    reap_adopted(&[], &[]);
+}
+
 pub(super) fn kill_group(pid: u32) {
     #[cfg(unix)]
     if let Some(pid) = i32::try_from(pid)

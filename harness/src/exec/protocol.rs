@@ -131,9 +131,25 @@ fn read_line<R: BufRead>(input: &mut R, line: &mut Vec<u8>) -> io::Result<(usize
 
 type LineError = (Option<String>, String);
 
+/// Base64 as the protocol writes it: the standard alphabet, padded (an unpadded or
+/// non-canonical encoding is refused, as every other departure from the line's form).
+const PADDED: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireCanonical),
+);
+
+/// The deepest case line read (a request's params nest inside it).
+const LINE_MAX_DEPTH: usize = 256;
+
 fn answer(guards: &[Guard], line: &[u8]) -> Result<AnswerLine, LineError> {
-    let value: Value =
-        serde_json::from_slice(line).map_err(|e| (None, format!("not JSON: {e}")))?;
+    // As strict as the guard: a repeated member (a second `response_b64`) would be read
+    // one way here and another way by a lenient client.
+    let value: Value = airlock_guard::parse(line, LINE_MAX_DEPTH)
+        .map_err(|e| (None, format!("not strict JSON: {e}")))?;
+    if !value.is_object() {
+        return Err((None, "a case line is a JSON object".into()));
+    }
     let case_id = value.get("case").and_then(Value::as_str).map(str::to_owned);
     let case: CaseLine = serde_json::from_value(value)
         .map_err(|e| (case_id.clone(), format!("not a case line: {e}")))?;
@@ -153,7 +169,7 @@ fn answer(guards: &[Guard], line: &[u8]) -> Result<AnswerLine, LineError> {
     })?;
     let admission = match (&case.response_b64, case.transport_error) {
         (Some(b64), None) => {
-            let body = base64::engine::general_purpose::STANDARD
+            let body = PADDED
                 .decode(b64)
                 .map_err(|e| (case_id.clone(), format!("response_b64 is not base64: {e}")))?;
             guard.admit(&case.request, &body)
@@ -185,6 +201,29 @@ mod tests {
             ))
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn case_lines_are_read_as_strictly_as_the_guard_reads() {
+        let req = r#"{"tool":"review_status","request_id":"r","now":"2026-12-02T10:00:00Z"}"#;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(b"{}");
+        let unpadded = b64.trim_end_matches('=');
+        assert_ne!(unpadded, b64);
+        for line in [
+            format!(r#"["c1",{req},"{b64}",null]"#),
+            format!(r#"{{"case":"c1","request":{req},"response_b64":"{unpadded}"}}"#),
+            format!(
+                r#"{{"case":"c1","request":{req},"response_b64":"{b64}","response_b64":"{b64}"}}"#
+            ),
+            format!(
+                r#"{{"case":"c1","request":{},"response_b64":"{b64}"}}"#,
+                req.replace("Z\"", "+25:00\"")
+            ),
+        ] {
+            let mut out = Vec::new();
+            let stats = serve(&[guard()], format!("{line}\n").as_bytes(), &mut out).unwrap();
+            assert_eq!((stats.answered, stats.malformed), (0, 1), "{line}");
+        }
     }
 
     #[test]

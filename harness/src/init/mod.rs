@@ -99,7 +99,11 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             continue; // a request file given by a glob: read beside its sample
         }
         let own = own_request(path, &request)?;
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = crate::corpus::read_bounded(
+            path,
+            MAX_BYTES_CEILING,
+            "a sample is a response, at most 64 MiB",
+        )?;
         largest = largest.max(bytes.len());
         let value = parse(&bytes, MAX_DEPTH_CEILING)
             .map_err(|e| format!("{}: not strict JSON: {e}", path.display()))?;
@@ -325,15 +329,22 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         }
     }
     // Written into hidden folders beside the targets, moved into place only when whole:
-    // a failure leaves nothing behind (no half contract for `check` to trip on).
-    let stage = |dir: &Path| {
-        dir.with_file_name(format!(
-            ".{}.airlock-init-{}",
-            options.tool,
-            std::process::id()
-        ))
+    // a failure leaves nothing behind (no half contract for `check` to trip on). Each is
+    // created exclusively under a random name (never through a file or link already
+    // there) and removed when dropped unless moved into place.
+    let stage = |dir: &Path| -> Result<tempfile::TempDir, String> {
+        let parent = dir.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        tempfile::Builder::new()
+            .prefix(&format!(".{}.airlock-init-", options.tool))
+            .tempdir_in(parent)
+            .map_err(|e| format!("{}: {e}", parent.display()))
     };
-    let (stage_contract, stage_corpus) = (stage(&contract_dir), stage(&corpus_dir));
+    let (staged_contract, staged_corpus) = (stage(&contract_dir)?, stage(&corpus_dir)?);
+    let (stage_contract, stage_corpus) = (
+        staged_contract.path().to_path_buf(),
+        staged_corpus.path().to_path_buf(),
+    );
     let outcome = (|| -> Result<(), String> {
         let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
             if let Some(parent) = path.parent() {
@@ -455,11 +466,9 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             format!("{}: {e}", corpus_dir.display())
         })
     });
-    if let Err(e) = outcome {
-        let _ = std::fs::remove_dir_all(&stage_contract);
-        let _ = std::fs::remove_dir_all(&stage_corpus);
-        return Err(e);
-    }
+    // Dropping the staging folders removes whatever is left of them (nothing once moved).
+    drop((staged_contract, staged_corpus));
+    outcome?;
     scaffold.contract = contract_dir;
     scaffold.corpus = corpus_dir;
     Ok(scaffold)
@@ -616,14 +625,11 @@ fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss
         if name.ends_with(".request") {
             continue; // a request file given by a glob
         }
-        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if meta.len() > MAX_BYTES_CEILING {
-            return Err(format!(
-                "{}: larger than 64 MiB: a near miss is a response",
-                path.display()
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = crate::corpus::read_bounded(
+            path,
+            MAX_BYTES_CEILING,
+            "a near miss is a response, at most 64 MiB",
+        )?;
         let request = own_request(path, request)?;
         out.push(NearMiss {
             name,

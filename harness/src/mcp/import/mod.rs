@@ -773,33 +773,38 @@ fn create_dir_all(dir: &Path) -> Result<(), ImportError> {
     })
 }
 
-/// A fresh folder in `out` to build a contract in (`.<tool>.import-<pid>-<n>`).
+/// A fresh folder in `out` to build a contract in (`.<tool>.import-<random>`), created
+/// exclusively.
 fn staging_dir(out: &Path, name: &str) -> Result<PathBuf, ImportError> {
-    for n in 0.. {
-        let dir = out.join(format!(".{name}.import-{}-{n}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => {}
-            Err(source) => return Err(ImportError::Write { path: dir, source }),
-        }
-    }
-    unreachable!("the loop returns")
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}.import-"))
+        .tempdir_in(out)
+        .map(tempfile::TempDir::keep)
+        .map_err(|source| ImportError::Write {
+            path: out.to_path_buf(),
+            source,
+        })
 }
 
-/// A temporary file beside `path` with `text` in it.
+/// A temporary file beside `path` with `text` in it, created exclusively under a random
+/// name (never through a file or link already there).
 fn temp_beside(path: &Path, text: &str) -> Result<PathBuf, ImportError> {
     let file_name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let written = std::fs::File::create(&temp)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()));
-    if let Err(source) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(ImportError::Write {
-            path: path.to_path_buf(),
-            source,
-        });
-    }
-    Ok(temp)
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let error = |source| ImportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}.tmp-"))
+        .tempfile_in(folder)
+        .map_err(error)?;
+    temp.write_all(text.as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(error)?;
+    // Kept: the caller renames or links it, then removes what is left.
+    let (_, kept) = temp.keep().map_err(|e| error(e.error))?;
+    Ok(kept)
 }
 
 /// Write `path` whole: a temporary file in its folder, renamed over it.

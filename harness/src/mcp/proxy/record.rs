@@ -6,12 +6,10 @@
 //! stops at its count bound.
 
 use airlock_guard::Verdict;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-use super::state::{lock, Call};
 
 /// The default bound on the answers recorded per tool in one session.
 pub const DEFAULT_RECORD_MAX: usize = 100;
@@ -24,6 +22,14 @@ pub(super) struct Recorder {
     /// A session stamp in every file name, so that sessions never collide.
     stamp: String,
     counts: std::sync::Mutex<HashMap<String, usize>>,
+}
+
+/// The call an answer answers, as a fixture's request says it.
+pub(super) struct RecordedCall<'a> {
+    pub(super) tool: &'a str,
+    pub(super) id: &'a Value,
+    pub(super) arguments: &'a Map<String, Value>,
+    pub(super) now: airlock_guard::jiff::Timestamp,
 }
 
 /// What became of one answer.
@@ -50,13 +56,16 @@ impl Recorder {
     /// Record `line`, the answer to `call` the guard judged `verdict`.
     pub(super) fn record(
         &self,
-        call: &Call,
+        call: &RecordedCall<'_>,
         verdict: Verdict,
         line: &[u8],
     ) -> std::io::Result<Recorded> {
         let n = {
-            let mut counts = lock(&self.counts);
-            let n = counts.entry(call.tool.clone()).or_insert(0);
+            let mut counts = self
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let n = counts.entry(call.tool.to_owned()).or_insert(0);
             *n += 1;
             *n
         };
@@ -65,7 +74,7 @@ impl Recorder {
                 first: n == self.max_per_tool + 1,
             });
         }
-        let corpus = self.dir.join(&call.tool);
+        let corpus = self.dir.join(call.tool);
         let sub = if verdict.is_admitted() {
             "accepted"
         } else {

@@ -14,7 +14,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use super::record::{Recorded, Recorder};
+use super::record::{Recorded, RecordedCall, Recorder};
 use super::{Event, Mode, Unguarded, NOTE_CHARS, SERVER_EXITED};
 use crate::report::printable;
 
@@ -238,7 +238,13 @@ impl Shared {
     }
 
     fn record_fixture(&self, recorder: &Recorder, call: &Call, verdict: Verdict, line: &[u8]) {
-        match recorder.record(call, verdict, line) {
+        let recorded = RecordedCall {
+            tool: &call.tool,
+            id: &call.id,
+            arguments: &call.arguments,
+            now: call.now,
+        };
+        match recorder.record(&recorded, verdict, line) {
             Ok(Recorded::Written(path)) => {
                 if !verdict.is_admitted() {
                     self.note(&format!(
