@@ -737,15 +737,9 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
                 format!("{field:?} would hand the agent a whole envelope, not a field"),
             ));
         }
-        for other in &inner.agent_fields[..i] {
-            let (a, b) = (field.agent_tokens(), other.agent_tokens());
-            if a.starts_with(b) || b.starts_with(a) {
-                return Err(invalid(
-                    format!("agent.fields[{i}]"),
-                    format!("{field} overlaps {other}: an agent field may not contain another"),
-                ));
-            }
-        }
+    }
+    if inner.input.mcp().is_none() {
+        overlapping_fields(&inner.agent_fields)?;
     }
     let filled: Vec<String> = match &inner.input {
         InputKind::Lines(lines) if lines.map.is_empty() => lines.keys.clone(),
@@ -776,11 +770,36 @@ fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
     })
 }
 
+/// No agent field contains another (`/data/a` and `/data/a/b`), nor is named twice. Sorted
+/// by their tokens, a field that contains others comes right before the first of them, so
+/// neighbours are enough: near-linear in the number of fields (every pair was compared).
+fn overlapping_fields(fields: &[Pointer]) -> Result<(), ContractError> {
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| fields[a].agent_tokens().cmp(fields[b].agent_tokens()));
+    for pair in order.windows(2) {
+        let (a, b) = (&fields[pair[0]], &fields[pair[1]]);
+        if b.agent_tokens().starts_with(a.agent_tokens()) {
+            // Reported at the later of the two, as the manifest reads.
+            let (i, field, other) = if pair[1] > pair[0] {
+                (pair[1], b, a)
+            } else {
+                (pair[0], a, b)
+            };
+            return Err(invalid(
+                format!("agent.fields[{i}]"),
+                format!("{field} overlaps {other}: an agent field may not contain another"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The agent fields of an MCP tool contract are members of `structuredContent` (`/name`),
 /// each once, and include every member the output schema requires at its root: the fresh
 /// `structuredContent` the agent gets still honours the schema the server published, so a
 /// client that validates it (the official SDKs do) accepts it.
 fn mcp_fields(check_fields: bool, root: &Value, fields: &[Pointer]) -> Result<(), ContractError> {
+    let mut seen = std::collections::HashSet::new();
     for (i, field) in fields.iter().enumerate() {
         if field.tokens().len() != 1 {
             return Err(invalid(
@@ -791,7 +810,7 @@ fn mcp_fields(check_fields: bool, root: &Value, fields: &[Pointer]) -> Result<()
                 ),
             ));
         }
-        if fields[..i].contains(field) {
+        if !seen.insert(field.as_str()) {
             return Err(invalid(
                 format!("agent.fields[{i}]"),
                 format!("{field} is named twice"),

@@ -94,7 +94,9 @@ pub use schema::{
     CompiledSchema, Dialect, SchemaError, SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12,
     MAX_EXPLAINED_BYTES,
 };
-pub use upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
+pub use upstream::{
+    invisible, FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput,
+};
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.
 pub use jiff;

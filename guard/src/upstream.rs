@@ -286,8 +286,8 @@ pub(crate) fn is_rfc3339(text: &str) -> bool {
 /// bidirectional overrides and isolates (Trojan Source), line and paragraph separators,
 /// the soft hyphen, a byte order mark past the start, interlinear annotations, tag
 /// characters, variation selectors, the combining grapheme joiner and the Hangul fillers.
-/// Command output has no business holding them.
-fn invisible(c: char) -> bool {
+/// Command output has no business holding them, and every report escapes them.
+pub fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
         | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}'

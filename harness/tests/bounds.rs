@@ -652,3 +652,61 @@ fn user_named_inputs_are_read_with_a_bound() {
     }
     assert!(!out_dir.join("schemas/t").exists());
 }
+
+/// A 2 KB schema whose nested `allOf`s repeat a `$ref` costs 2^N evaluations per value
+/// (17-22 s at N = 30 before): refused at load by `validate`, and `mcp import` refuses a
+/// server's tool whose outputSchema is one, so the proxy never judges with it.
+#[test]
+fn an_exponential_schema_is_refused_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            serde_json::json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("d30".into(), serde_json::json!({"type": "object"}));
+    let schema = serde_json::json!({"type": "object", "$ref": "#/$defs/d0", "$defs": defs});
+    let schema_file = dir.path().join("s.json");
+    std::fs::write(&schema_file, schema.to_string()).unwrap();
+    let instance = dir.path().join("i.json");
+    std::fs::write(&instance, r#"{"a":"x"}"#).unwrap();
+    let started = Instant::now();
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            schema_file.to_str().unwrap(),
+            instance.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("exponential"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let list = dir.path().join("tools.json");
+    let tools = serde_json::json!({"tools": [{"name": "slow", "inputSchema": {"type": "object"}, "outputSchema": schema}]});
+    std::fs::write(&list, tools.to_string()).unwrap();
+    let out_dir = dir.path().join("schemas");
+    let out = airlock(
+        &[
+            "mcp",
+            "import",
+            "--tools-list",
+            list.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("refused") && text.contains("exponential"),
+        "{text}"
+    );
+    assert!(!out_dir.join("slow").exists());
+}

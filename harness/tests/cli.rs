@@ -719,3 +719,30 @@ fn an_error_with_stderr_closed_still_exits_with_its_code() {
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(2));
 }
+
+/// `airlock validate` escapes what it prints: a diagnostic quoting an instance's bidi
+/// override or bell shows them as escapes, never raw.
+#[test]
+fn validate_prints_diagnostics_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("s.json");
+    std::fs::write(&schema, r#"{"enum": ["ok"]}"#).unwrap();
+    let instance = dir.path().join("i.json");
+    std::fs::write(&instance, "\"x\u{202E}y\\u0007\"").unwrap();
+    let out = airlock(
+        &[
+            "validate",
+            "--schema",
+            schema.to_str().unwrap(),
+            instance.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains('\u{202E}') && !text.contains('\u{0007}'),
+        "{text:?}"
+    );
+    assert!(text.contains("\\u{202e}"), "{text}");
+}

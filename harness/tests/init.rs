@@ -116,7 +116,7 @@ fn init_one(sample: &[u8], agent_fields: &[&str]) -> (tempfile::TempDir, Result<
         out: tmp.path().join("out"),
         near_misses: Vec::new(),
     };
-    let result = init(&options).map(|_| ());
+    let result = init(&options).map(|_| ()).map_err(|e| e.to_string());
     (tmp, result)
 }
 
@@ -197,4 +197,30 @@ fn compact_samples_fit_the_limit_as_written_and_empty_arrays_admit_no_items() {
         request.request_id
     );
     assert!(!guard.admit(request, body.as_bytes()).is_admitted());
+}
+
+/// A folder init cannot write is exit 3 (Airlock's own failure to deliver), not 2, and
+/// nothing is left behind.
+#[test]
+fn an_unwritable_out_folder_is_exit_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = tmp.path().join("sample.json");
+    std::fs::write(&sample, r#"{"status": "ok"}"#).unwrap();
+    // A file where init must make a folder: no permission trick needed (CI runs as root).
+    let out = tmp.path().join("out");
+    std::fs::write(&out, "not a folder").unwrap();
+    let run = crate::util::airlock(
+        &[
+            "init",
+            "probe",
+            "--sample",
+            sample.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("writing"), "{stderr}");
 }

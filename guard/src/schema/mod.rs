@@ -13,6 +13,7 @@ use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
 use crate::resources::{LocalRetriever, Resources};
 
+mod budget;
 mod diagnose;
 mod dialect;
 mod shape;
@@ -51,6 +52,15 @@ pub enum SchemaError {
     /// a member or an item: it would admit any value. The locations it passes through,
     /// first and last the same (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`).
     RefCycle(Vec<String>),
+    /// A subschema applies more than [`MAX_IN_PLACE`](budget::MAX_IN_PLACE) subschemas to
+    /// one value, references expanded (nested `allOf`s of repeated `$ref`s grow
+    /// exponentially): validating one value would take exponential time.
+    TooMuchWork {
+        /// The subschema, as a JSON pointer fragment (`#/$defs/d0`).
+        at: String,
+        /// How many subschemas it applies to one value (saturating).
+        count: u64,
+    },
     /// The schema is not valid under its dialect's meta-schema, names an unknown format, or references a
     /// resource outside its contract.
     Invalid(String),
@@ -72,6 +82,17 @@ impl fmt::Display for SchemaError {
                 "pattern `{pattern}` needs a backtracking regex engine or is invalid \
                  (patterns run on the linear-time `regex` engine): {reason}"
             ),
+            SchemaError::TooMuchWork { at, count } => {
+                write!(
+                f,
+                "{at} applies {} subschemas to every value it judges (its `allOf`/`anyOf`/`oneOf` \
+                 branches and `$ref`s, expanded), more than {}: validation would take \
+                 exponential time; reference a shared definition once instead of repeating it \
+                 in nested branches",
+                if *count == u64::MAX { "too many".to_owned() } else { count.to_string() },
+                budget::MAX_IN_PLACE
+            )
+            }
             SchemaError::PatternTooBig { pattern, limit } => write!(
                 f,
                 "pattern `{pattern}` compiles to more than the `regex` engine's size limit \
@@ -208,6 +229,9 @@ impl CompiledSchema {
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
         if let Some(cycle) = crate::cycles::ref_cycle_in(&document, file_name, dialect) {
             return Err(SchemaError::RefCycle(cycle));
+        }
+        if let Some((at, count)) = budget::over_budget(&document) {
+            return Err(SchemaError::TooMuchWork { at, count });
         }
         // Across the contract's files: those a reference names, read as the build would.
         let directory = &base_uri[..base_uri.rfind('/').map_or(0, |i| i + 1)];

@@ -722,11 +722,8 @@ pub(crate) fn sarif_log(name: &str, rules: Vec<Value>, results: Vec<Value>) -> S
 /// format characters are written as `\u{…}` escapes; a backslash is doubled so an
 /// escape cannot be forged.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\\' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
-    };
+    // One list of invisible characters: the one the guard refuses in command output.
+    let unsafe_char = |c: char| c.is_control() || c == '\\' || airlock_guard::invisible(c);
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -794,6 +791,30 @@ pub(crate) fn relative(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn printable_escapes_every_character_the_guard_calls_invisible() {
+        for c in [
+            '\u{061C}',
+            '\u{00AD}',
+            '\u{180E}',
+            '\u{E0041}',
+            '\u{FE0F}',
+            '\u{202E}',
+            '\u{200B}',
+            '\u{2066}',
+            '\u{FEFF}',
+            '\u{0007}',
+            '\u{009B}',
+        ] {
+            let text = format!("a{c}b");
+            let shown = printable(&text);
+            assert!(!shown.contains(c), "{c:?} was not escaped: {shown}");
+            assert_eq!(shown, format!("a\\u{{{:x}}}b", u32::from(c)));
+        }
+        assert_eq!(printable("plain é text"), "plain é text");
+    }
+
     use super::*;
 
     /// A report whose one finding carries what a hostile adapter would print.

@@ -1,7 +1,7 @@
 //! `airlock init`: scaffold a contract from sample responses.
 
 use airlock_harness::exit::Exit;
-use airlock_harness::init::{init, InitOptions};
+use airlock_harness::init::{init, InitError, InitOptions};
 use airlock_harness::report::printable;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// `data` schema is inferred from the samples, a manifest with limits and agent fields,
 /// proposed binding checks, the samples as accepted fixtures and the adversary's
 /// variants (each confirmed rejected) as near misses. Prints what it inferred and what
-/// to review. Exit 0, or 2 on a usage error or a sample it cannot read.
+/// to review. Exit 0, 2 on a usage error or a sample it cannot read, 3 when a file or
+/// folder cannot be written (nothing is left behind).
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
     /// The tool name (`[A-Za-z0-9_.-]{1,128}`).
@@ -42,7 +43,14 @@ pub fn run(args: InitArgs) -> Result<Exit> {
         out: args.out,
         near_misses: args.near_misses,
     };
-    let scaffold = init(&options).map_err(anyhow::Error::msg)?;
+    let scaffold = init(&options).map_err(|e| match e {
+        // A write failure is Airlock's own (exit 3), not a usage error.
+        InitError::Write { path, source } => anyhow::Error::new(super::WriteError {
+            what: path.display().to_string(),
+            source,
+        }),
+        other => anyhow::Error::new(other),
+    })?;
     outln!(
         "airlock init: wrote {} and {} ({} accepted, {} near-miss fixtures)",
         scaffold.contract.display(),

@@ -45,7 +45,9 @@ pub fn run(args: ValidateArgs) -> Result<Exit> {
     let mut exit = Exit::Success;
     for path in &args.instances {
         let verdict = validation.instance(path);
-        outln!("{}: {verdict}", path.display())?;
+        // The diagnostic may quote the instance: escaped for a terminal, as every report.
+        let line = format!("{}: {verdict}", path.display());
+        outln!("{}", airlock_harness::report::printable(&line))?;
         exit = match (&verdict, exit) {
             (InstanceVerdict::Unreadable(_), _) | (_, Exit::Usage) => Exit::Usage,
             (InstanceVerdict::Invalid(_), _) => Exit::Findings,

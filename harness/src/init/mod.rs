@@ -66,19 +66,51 @@ pub struct Scaffold {
 /// Near-miss fixtures written, at most (one or two per variant class).
 const NEAR_MISS_MAX: usize = 40;
 
+/// Why `init` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InitError {
+    /// The input: a sample that is not strict JSON or not an object, no success sample,
+    /// a request that does not load, a contract folder that already exists, a scaffold
+    /// its own guard refuses (a sentence naming the file at fault).
+    #[error("{0}")]
+    Input(String),
+    /// A file or folder could not be written (nothing is left behind).
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+}
+
+impl From<String> for InitError {
+    fn from(message: String) -> Self {
+        Self::Input(message)
+    }
+}
+
+fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InitError + '_ {
+    move |source| InitError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 /// Scaffold a contract from `options`.
 ///
 /// # Errors
 ///
-/// A sentence naming the file at fault: a sample that is not strict JSON or not an
-/// object, no success sample, a request that does not load, a contract folder that
-/// already exists, a file that cannot be written, or a scaffold its own guard refuses.
-pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
+/// [`InitError::Input`] naming the file at fault, or [`InitError::Write`]; either way
+/// nothing is written.
+pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     if file_component(&options.tool) != options.tool {
         return Err(format!(
             "{:?} is not a tool name: use 1 to 128 of A-Z a-z 0-9 _ . -",
             options.tool
-        ));
+        )
+        .into());
     }
     let request = match &options.request {
         Some(path) => crate::corpus::read_request(path).map_err(|e| e.to_string())?,
@@ -127,10 +159,9 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                     requests.push(own);
                 }
                 _ => {
-                    return Err(format!(
-                        "{}: a success without an object `data`",
-                        path.display()
-                    ))
+                    return Err(
+                        format!("{}: a success without an object `data`", path.display()).into(),
+                    )
                 }
             },
             Some("failure") => {
@@ -147,12 +178,15 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                 return Err(format!(
                     "{}: a sample must be a JSON object (an envelope, or the `data` object alone)",
                     path.display()
-                ))
+                )
+                .into())
             }
         }
     }
     if data.is_empty() {
-        return Err("no success sample: give at least one response with data".into());
+        return Err(InitError::Input(
+            "no success sample: give at least one response with data".into(),
+        ));
     }
     let mut scaffold = Scaffold::default();
     scaffold.review.extend(retagged);
@@ -179,7 +213,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                     leaves_of(&data[0], "/data")
                         .first()
                         .map_or("name", |l| l.trim_start_matches("/data/"))
-                ));
+                ).into());
             }
         }
         options.agent_fields.clone()
@@ -189,9 +223,9 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             .iter()
             .all(|d| d.as_object().is_some_and(Map::is_empty))
     {
-        return Err(
+        return Err(InitError::Input(
             "the samples' data has no members: there is nothing to hand to the agent; give samples with data".into(),
-        );
+        ));
     }
     let checks = bindings(&data, &requests, &fields, &mut scaffold);
     for field in &fields {
@@ -325,33 +359,33 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
             return Err(format!(
                 "{} exists: init never overwrites a contract; choose another --out",
                 dir.display()
-            ));
+            )
+            .into());
         }
     }
     // Written into hidden folders beside the targets, moved into place only when whole:
     // a failure leaves nothing behind (no half contract for `check` to trip on). Each is
     // created exclusively under a random name (never through a file or link already
     // there) and removed when dropped unless moved into place.
-    let stage = |dir: &Path| -> Result<tempfile::TempDir, String> {
+    let stage = |dir: &Path| -> Result<tempfile::TempDir, InitError> {
         let parent = dir.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
         tempfile::Builder::new()
             .prefix(&format!(".{}.airlock-init-", options.tool))
             .tempdir_in(parent)
-            .map_err(|e| format!("{}: {e}", parent.display()))
+            .map_err(write_error(parent))
     };
     let (staged_contract, staged_corpus) = (stage(&contract_dir)?, stage(&corpus_dir)?);
     let (stage_contract, stage_corpus) = (
         staged_contract.path().to_path_buf(),
         staged_corpus.path().to_path_buf(),
     );
-    let outcome = (|| -> Result<(), String> {
-        let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
+    let outcome = (|| -> Result<(), InitError> {
+        let write = |path: &Path, bytes: &[u8]| -> Result<(), InitError> {
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent).map_err(write_error(parent))?;
             }
-            std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+            std::fs::write(path, bytes).map_err(write_error(path))
         };
         let schema = envelope(&options.tool, data_schema);
         write(&stage_contract.join("v1.schema.json"), &pretty(&schema))?;
@@ -424,7 +458,8 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
                     .map_or_else(|| fixture.name.clone(), |(p, _)| p.display().to_string());
                 return Err(format!(
                     "sample {source} does not fit the envelope, so no contract was written ({why})"
-                ));
+                )
+                .into());
             }
         }
         let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
@@ -459,11 +494,13 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, String> {
         Ok(())
     })();
     let outcome = outcome.and_then(|()| {
-        std::fs::rename(&stage_contract, &contract_dir)
-            .map_err(|e| format!("{}: {e}", contract_dir.display()))?;
-        std::fs::rename(&stage_corpus, &corpus_dir).map_err(|e| {
+        std::fs::rename(&stage_contract, &contract_dir).map_err(write_error(&contract_dir))?;
+        std::fs::rename(&stage_corpus, &corpus_dir).map_err(|source| {
             let _ = std::fs::remove_dir_all(&contract_dir);
-            format!("{}: {e}", corpus_dir.display())
+            InitError::Write {
+                path: corpus_dir.clone(),
+                source,
+            }
         })
     });
     // Dropping the staging folders removes whatever is left of them (nothing once moved).
