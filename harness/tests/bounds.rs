@@ -710,3 +710,45 @@ fn an_exponential_schema_is_refused_at_load() {
     );
     assert!(!out_dir.join("slow").exists());
 }
+
+/// Outputs are compared by file identity (a hard link is the same file), and a run that
+/// fails after the writability check leaves no empty report behind.
+#[test]
+fn outputs_are_one_file_each_by_identity_and_removed_when_the_run_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("b.toml");
+    std::fs::write(&baseline, "# reviewed\n").unwrap();
+    let link = dir.path().join("report.txt");
+    std::fs::hard_link(&baseline, &link).unwrap();
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            contract_dir("review_status").to_str().unwrap(),
+            "--output",
+            link.to_str().unwrap(),
+            "--write-baseline",
+            baseline.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the same file"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&baseline).unwrap(), "# reviewed\n");
+
+    let fresh = dir.path().join("new-report.json");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            dir.path().join("no-such-contract").to_str().unwrap(),
+            "--format",
+            "json",
+            "--output",
+            fresh.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!fresh.exists(), "an empty report was left behind");
+}

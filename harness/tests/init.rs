@@ -224,3 +224,38 @@ fn an_unwritable_out_folder_is_exit_3() {
     assert_eq!(run.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("writing"), "{stderr}");
 }
+
+/// Member names with NUL, U+202E or BEL are written as TOML strings (they were written
+/// as Rust debug escapes, and the contract.toml did not parse).
+#[test]
+fn member_names_with_control_and_bidi_characters_make_a_contract_that_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = tmp.path().join("sample.json");
+    std::fs::write(
+        &sample,
+        "{\"a\\u202eb\": \"x\", \"c\\u0007\": 1, \"n\\u0000m\": true}",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let run = crate::util::airlock(
+        &[
+            "init",
+            "odd_names",
+            "--sample",
+            sample.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let contract = airlock_guard::Contract::load(out.join("schemas/odd_names")).unwrap();
+    let fields: Vec<&str> = contract.agent_fields().iter().map(|f| f.as_str()).collect();
+    assert!(fields.contains(&"/data/a\u{202e}b"), "{fields:?}");
+    assert!(fields.contains(&"/data/n\u{0}m"), "{fields:?}");
+}

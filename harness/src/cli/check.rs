@@ -125,6 +125,36 @@ fn report_spec(text: &str) -> Result<(Format, PathBuf), String> {
 }
 
 pub fn run_check(args: CheckArgs) -> Result<Exit> {
+    let mut created = Vec::new();
+    let result = check_run(args, &mut created);
+    if result.is_err() {
+        // A run that failed after the writability check leaves no empty report behind
+        // (files that were there before are never removed).
+        for path in created {
+            if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    result
+}
+
+/// The same file, whatever the path (a hard link, `..`, a symbolic link): device and
+/// inode on Unix, the canonical path elsewhere.
+fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     stop_on_signals()?;
     let baseline = match &args.baseline {
         Some(path) => Some(Baseline::load(path).map_err(anyhow::Error::msg)?),
@@ -145,21 +175,29 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
         .chain(args.reports.iter().map(|(_, p)| ("--report", p)))
         .chain(args.write_baseline.iter().map(|p| ("--write-baseline", p)))
         .collect();
-    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    let mut seen: Vec<(&str, PathBuf, Option<(u64, u64)>)> = Vec::new();
     for (flag, path) in &outputs {
+        let existed = std::fs::symlink_metadata(path).is_ok();
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .with_context(|| format!("cannot write {flag} {}", path.display()))?;
+        if !existed {
+            created.push(path.to_path_buf());
+        }
         let same = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if let Some((other, _)) = seen.iter().find(|(_, p)| *p == same) {
+        let identity = file_identity(path);
+        if let Some((other, _, _)) = seen
+            .iter()
+            .find(|(_, p, id)| *p == same || (identity.is_some() && *id == identity))
+        {
             anyhow::bail!(
-                "{other} and {flag} both name {}: give each report its own file",
+                "{other} and {flag} both name {} (the same file): give each report its own file",
                 path.display()
             );
         }
-        seen.push((flag, same));
+        seen.push((flag, same, identity));
     }
     let report = if let Some(path) = &args.replay {
         let text = std::fs::read(path)

@@ -611,24 +611,32 @@ fn manifest(
     checks: &[(&'static str, String, String)],
     fresh: &[(String, SignedDuration, SignedDuration)],
 ) -> String {
+    // TOML strings, never Rust debug escapes (`\u{202e}` is not TOML): a member name may
+    // hold any character a sample's JSON holds.
+    let q = |text: &str| toml::Value::String(text.to_owned()).to_string();
     let mut out = format!(
         "# Scaffolded by `airlock init` from sample responses: review every line.\n\
-         tool = {tool:?}\nversion = 1\n\n[limits]\nmax_bytes = {max_bytes}\nmax_depth = {max_depth}\n\n\
+         tool = {}\nversion = 1\n\n[limits]\nmax_bytes = {max_bytes}\nmax_depth = {max_depth}\n\n\
          [agent]\nfields = [{}]\n",
-        fields.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ")
+        q(tool),
+        fields.iter().map(|f| q(f)).collect::<Vec<_>>().join(", ")
     );
     for (kind, field, param) in checks {
         let _ = write!(
             out,
-            "\n[[checks]]\nkind = {kind:?}\nfield = {field:?}\nparam = {param:?}\n"
+            "\n[[checks]]\nkind = {}\nfield = {}\nparam = {}\n",
+            q(kind),
+            q(field),
+            q(param)
         );
     }
     for (field, max_age, max_skew) in fresh {
         let _ = write!(
             out,
-            "\n[[checks]]\nkind = \"fresh\"\nfield = {field:?}\nmax_age = {:?}\nmax_skew = {:?}\n",
-            duration_text(*max_age),
-            duration_text(*max_skew)
+            "\n[[checks]]\nkind = \"fresh\"\nfield = {}\nmax_age = {}\nmax_skew = {}\n",
+            q(field),
+            q(&duration_text(*max_age)),
+            q(&duration_text(*max_skew))
         );
     }
     out.push_str(
