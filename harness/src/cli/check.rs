@@ -139,9 +139,12 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
     result
 }
 
+/// A file's device and inode.
+type FileId = (u64, u64);
+
 /// The same file, whatever the path (a hard link, `..`, a symbolic link): device and
 /// inode on Unix, the canonical path elsewhere.
-fn file_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+fn file_identity(path: &std::path::Path) -> Option<FileId> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
@@ -175,7 +178,7 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
         .chain(args.reports.iter().map(|(_, p)| ("--report", p)))
         .chain(args.write_baseline.iter().map(|p| ("--write-baseline", p)))
         .collect();
-    let mut seen: Vec<(&str, PathBuf, Option<(u64, u64)>)> = Vec::new();
+    let mut seen: Vec<(&str, PathBuf, Option<FileId>)> = Vec::new();
     for (flag, path) in &outputs {
         let existed = std::fs::symlink_metadata(path).is_ok();
         std::fs::OpenOptions::new()
