@@ -14,6 +14,7 @@ use crate::parse::{parse_doc, ParseError};
 use crate::resources::{LocalRetriever, Resources};
 
 mod budget;
+pub use budget::MAX_IN_PLACE;
 mod diagnose;
 mod dialect;
 mod shape;
@@ -52,7 +53,7 @@ pub enum SchemaError {
     /// a member or an item: it would admit any value. The locations it passes through,
     /// first and last the same (`#/$defs/a`, `#/$defs/b`, `#/$defs/a`).
     RefCycle(Vec<String>),
-    /// A subschema applies more than [`MAX_IN_PLACE`](budget::MAX_IN_PLACE) subschemas to
+    /// A subschema applies more than [`MAX_IN_PLACE`] subschemas to
     /// one value, references expanded (nested `allOf`s of repeated `$ref`s grow
     /// exponentially): validating one value would take exponential time.
     TooMuchWork {
