@@ -111,7 +111,7 @@ fn from_client(shared: &Shared, line: &[u8]) -> bool {
                 shared.answer_error(
                     id,
                     -32600,
-                    "airlock: the id was used by an earlier tools/call of this session (MCP request ids are never reused)",
+                    "airlock: the id was used by an earlier request of this session that was answered, cancelled or timed out (MCP request ids are never reused)",
                 );
                 return false;
             }
