@@ -22,7 +22,7 @@ first failure.
 
 from __future__ import annotations
 
-import base64
+import concurrent.futures
 import json
 import os
 import shutil
@@ -235,16 +235,22 @@ def run_server(airlock: str, work: Path, name: str, make) -> None:
                 fail(f"{where}: a tool error reached the agent as {code}, not TOOL_ERROR: {text[:300]}")
     if list(recordings.glob("*/review/*.json")):
         fail(f"{name}: refused answers were recorded for review: {sorted(recordings.glob('*/review/*.json'))}")
-    checked = 0
-    for corpus in sorted(p for p in recordings.iterdir() if p.is_dir()):
-        check = subprocess.run(
+    corpora = sorted(p for p in recordings.iterdir() if p.is_dir())
+
+    def check(corpus: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
             [airlock, "check", "--contract", str(schemas / corpus.name), "--corpus", str(corpus),
-             "--cases", "50", "--quiet"],
-            capture_output=True, text=True, timeout=600,
+             "--cases", "50", "--quiet", "--reproducers", str(here / "reproducers")],
+            capture_output=True, text=True, timeout=900,
         )
-        if check.returncode != 0:
-            fail(f"{name}: airlock check on {corpus.name} with its recorded fixtures exited {check.returncode}:\n{check.stdout[-3000:]}\n{check.stderr[-3000:]}")
-        checked += 1
+
+    # One check per core: each is one process, CPU-bound (8 MiB size cases in a debug build).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        runs = list(pool.map(check, corpora))
+    for corpus, run in zip(corpora, runs):
+        if run.returncode != 0:
+            fail(f"{name}: airlock check on {corpus.name} with its recorded fixtures exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+    checked = len(corpora)
     print(f"real_servers: {name}: {honest} honest results admitted (0 refused), {errors} tool errors as TOOL_ERROR, "
           f"{unguarded} unguarded, check clean on {checked} recorded corpora")
 
