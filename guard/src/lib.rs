@@ -58,6 +58,7 @@ mod checks;
 mod contract;
 mod cycles;
 mod doc;
+mod fields;
 mod guard;
 mod input;
 mod limits;

@@ -165,12 +165,11 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Stri
 
 /// The bytes of `path` when it holds at most `limit` of them; `None` when it holds more.
 fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+    match airlock_guard::read_limited(std::fs::File::open(path)?, limit) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(airlock_guard::ReadError::TooLarge { .. }) => Ok(None),
+        Err(airlock_guard::ReadError::Io(e)) => Err(e),
+    }
 }
 
 /// The names a corpus folder may hold (hidden files aside). `review/` holds recorded

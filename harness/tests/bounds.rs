@@ -601,42 +601,26 @@ fn user_named_inputs_are_read_with_a_bound() {
         .find(|p| !p.to_string_lossy().ends_with(".request.json"))
         .unwrap();
     let out_dir = dir.path().join("out");
+    let (contract, sample, out) = (
+        contract.display().to_string(),
+        sample.display().to_string(),
+        out_dir.display().to_string(),
+    );
+    let init = |extra: &[&str]| -> Vec<String> {
+        ["init", "t"]
+            .iter()
+            .chain(extra)
+            .chain(&["--out", out.as_str()])
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
     let runs: Vec<Vec<String>> = vec![
-        vec![
-            "check".into(),
-            "--contract".into(),
-            contract.display().to_string(),
-            "--baseline".into(),
-            "/dev/zero".into(),
-        ],
-        vec![
-            "init".into(),
-            "t".into(),
-            "--sample".into(),
-            "/dev/zero".into(),
-            "--out".into(),
-            out_dir.display().to_string(),
-        ],
-        vec![
-            "init".into(),
-            "t".into(),
-            "--sample".into(),
-            sample.display().to_string(),
-            "--near-miss".into(),
-            "/dev/zero".into(),
-            "--out".into(),
-            out_dir.display().to_string(),
-        ],
-        vec![
-            "init".into(),
-            "t".into(),
-            "--sample".into(),
-            sample.display().to_string(),
-            "--request".into(),
-            "/dev/zero".into(),
-            "--out".into(),
-            out_dir.display().to_string(),
-        ],
+        ["check", "--contract", &contract, "--baseline", "/dev/zero"]
+            .map(str::to_owned)
+            .to_vec(),
+        init(&["--sample", "/dev/zero"]),
+        init(&["--sample", &sample, "--near-miss", "/dev/zero"]),
+        init(&["--sample", &sample, "--request", "/dev/zero"]),
     ];
     for args in runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -355,14 +355,10 @@ impl Proxy {
             thread::spawn(move || {
                 while !shared.done.load(Ordering::SeqCst) {
                     thread::sleep(TICK);
-                    let cancels = shared.expire_calls();
-                    if !cancels.is_empty() {
+                    let expired = shared.expire_calls();
+                    if !expired.is_empty() {
                         let shared = Arc::clone(&shared);
-                        thread::spawn(move || {
-                            for line in cancels {
-                                shared.to_server(&line);
-                            }
-                        });
+                        thread::spawn(move || shared.finish_expired(expired));
                     }
                 }
             });

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use super::record::{Recorded, RecordedCall, Recorder};
@@ -95,6 +95,18 @@ pub(super) enum Pending {
     List { first_page: bool },
     /// Any other request.
     Other,
+}
+
+/// How long the client's deadline answers wait for the cancellation to reach the server.
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A guarded call past its deadline (enforce mode): the cancellation for the server and
+/// the failure for the client.
+pub(super) struct Expired {
+    cancel: Vec<u8>,
+    id: Value,
+    agent: AgentValue,
+    modern: bool,
 }
 
 #[derive(Clone)]
@@ -299,11 +311,11 @@ impl Shared {
     /// server is sent `notifications/cancelled` for the call, the client the guard's
     /// failure, and the id becomes a tombstone (a late answer is dropped). In shadow mode
     /// the timeout is audited and the call stays outstanding: the client gets the
-    /// server's answer whenever it comes. Returns the cancel lines for the server, which
-    /// the caller writes from another thread (a server that stops reading must not stop
-    /// the deadlines).
+    /// server's answer whenever it comes. Returns what is left to do for each expired
+    /// call, which the caller does from another thread ([`Shared::finish_expired`]: a
+    /// server that stops reading must not stop the deadlines).
     #[must_use]
-    pub(super) fn expire_calls(&self) -> Vec<Vec<u8>> {
+    pub(super) fn expire_calls(&self) -> Vec<Expired> {
         let mut cancels = Vec::new();
         let now = Instant::now();
         let shadow = self.mode == Mode::Shadow;
@@ -352,11 +364,35 @@ impl Shared {
                 });
                 let mut line = cancel.to_string().into_bytes();
                 line.push(b'\n');
-                cancels.push(line);
-                self.answer_result(&call.id, admission.agent(), call.modern);
+                cancels.push(Expired {
+                    cancel: line,
+                    id: call.id.clone(),
+                    agent: admission.agent().clone(),
+                    modern: call.modern,
+                });
             }
         }
         cancels
+    }
+
+    /// Tell the server the expired calls are cancelled, then give the client their
+    /// failures: in that order, so that nothing the client sends next reaches the server
+    /// before the cancellation. A server that does not read its stdin cannot hold the
+    /// client's answers back for longer than [`CANCEL_WAIT`].
+    pub(super) fn finish_expired(self: &Arc<Self>, expired: Vec<Expired>) {
+        let cancels: Vec<Vec<u8>> = expired.iter().map(|e| e.cancel.clone()).collect();
+        let (done, written) = std::sync::mpsc::channel();
+        let shared = Arc::clone(self);
+        std::thread::spawn(move || {
+            for line in cancels {
+                shared.to_server(&line);
+            }
+            let _ = done.send(());
+        });
+        let _ = written.recv_timeout(CANCEL_WAIT);
+        for call in expired {
+            self.answer_result(&call.id, &call.agent, call.modern);
+        }
     }
 
     /// The server is gone: every pending request gets a JSON-RPC error (a guarded call's
