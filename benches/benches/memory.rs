@@ -1,13 +1,17 @@
 //! Peak heap growth while the guard judges hostile bodies, against the 4096-byte limit of
-//! the contract: memory is bounded by the limit, not by what the upstream sends. Then a
-//! schema-stage rejection of a 20 MB body on a contract with the largest limit (64 MiB),
-//! against admitting a valid body of the same size, with the size of its diagnostic. Run
-//! with `cargo bench -p airlock-benches --bench memory`; it prints one line per input.
+//! the contract: memory is bounded by the limit, not by what the upstream sends. Then, by
+//! the body's shape (`[0,…]`, `[{},…]`, an object of many members, deep nesting, long
+//! strings), what parsing and validating an 8 MiB body costs as a multiple of the body
+//! (target: at most 4× with the body itself counted). Then a schema-stage rejection of a
+//! 20 MB body on a contract with the largest limit (64 MiB), against admitting a valid
+//! body of the same size, with the size of its diagnostic. Run with
+//! `cargo bench -p airlock-benches --bench memory`; it prints one line per input.
 
 use airlock_benches::{
     bench_contract, bulk_body, bulk_body_with_extra_members, bulk_request, large_limit_contract,
 };
-use airlock_guard::Guard;
+use airlock_guard::{CompiledSchema, Guard, Resources, MAX_DEPTH_CEILING, MAX_EXPLAINED_BYTES};
+use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::io::Read;
@@ -68,7 +72,7 @@ fn large_limit_rejection() {
         valid.len(),
         valid_peak as f64 / valid.len() as f64
     );
-    for len in [900_000, 20_000_000] {
+    for len in [200_000, 20_000_000] {
         let rejected = bulk_body_with_extra_members(len);
         let mut sizes = (0, 0, 0);
         let peak = peak_of(&mut || {
@@ -89,6 +93,96 @@ fn large_limit_rejection() {
             sizes.0,
             sizes.1,
             sizes.2
+        );
+    }
+}
+
+/// Bodies of about `len` bytes in each shape the tape is sized for: one word per scalar
+/// (`[0,…]`, two bytes a value, is the worst), two per container, three per string with
+/// escapes.
+fn shapes(len: usize) -> Vec<(&'static str, Vec<u8>)> {
+    let repeat = |open: &str, item: &str, close: &str| {
+        let n = (len - open.len() - close.len()) / (item.len() + 1);
+        let mut body = Vec::with_capacity(len);
+        body.extend_from_slice(open.as_bytes());
+        for i in 0..n {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(item.as_bytes());
+        }
+        body.extend_from_slice(close.as_bytes());
+        body
+    };
+    let mut members = Vec::with_capacity(len);
+    members.push(b'{');
+    let mut i = 0usize;
+    while members.len() + 16 < len {
+        if i > 0 {
+            members.push(b',');
+        }
+        members.extend_from_slice(format!("\"{i:x}\":0").as_bytes());
+        i += 1;
+    }
+    members.push(b'}');
+    let depth = MAX_DEPTH_CEILING - 1;
+    let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let plain = format!("\"{}\"", "a".repeat(len - 2));
+    let escaped = format!("\"{}\"", "\\n".repeat((len - 2) / 2));
+    vec![
+        ("zeros", repeat("[", "0", "]")),
+        ("empty_objects", repeat("[", "{}", "]")),
+        ("one_object_many_members", members),
+        ("deep_nesting", repeat("[", &deep, "]")),
+        ("escaped_names", repeat("[", "{\"\\u0061\":0}", "]")),
+        ("long_plain_string", plain.into_bytes()),
+        ("long_escaped_string", escaped.into_bytes()),
+    ]
+}
+
+/// Parsing and validating bodies of every shape, as `airlock validate` does: admitted
+/// under `true`, and rejected (explained: every item is an error of a failed `anyOf`
+/// branch) by a schema wanting strings, for a body within `MAX_EXPLAINED_BYTES`.
+fn by_shape() {
+    let compile = |schema: serde_json::Value| {
+        let bytes = serde_json::to_vec(&schema).expect("a schema serialises");
+        CompiledSchema::compile(schema, &bytes, "airlock:///bench.json", &Resources::new())
+            .expect("the bench schema compiles")
+    };
+    let any = compile(json!(true));
+    for (name, body) in shapes(8 * 1024 * 1024) {
+        assert!(
+            any.validate_bytes(&body, MAX_DEPTH_CEILING).is_ok(),
+            "{name}"
+        );
+        let peak = peak_of(&mut || {
+            let _ = black_box(any.validate_bytes(&body, MAX_DEPTH_CEILING));
+        });
+        println!(
+            "memory: shape_{name}_{}b: peak heap growth {peak} bytes ({:.2}x the body; \
+             {:.2}x with the body)",
+            body.len(),
+            peak as f64 / body.len() as f64,
+            (peak + body.len()) as f64 / body.len() as f64
+        );
+    }
+    let strings = compile(json!({"anyOf": [{"items": {"type": "string"}}, {"type": "object"}]}));
+    for (name, body) in shapes(MAX_EXPLAINED_BYTES).into_iter().take(2) {
+        assert!(
+            strings.validate_bytes(&body, MAX_DEPTH_CEILING).is_err(),
+            "{name}"
+        );
+        let mut shown = 0;
+        let peak = peak_of(&mut || {
+            shown = black_box(strings.validate_bytes(&body, MAX_DEPTH_CEILING))
+                .err()
+                .map_or(0, |d| d.to_string().len());
+        });
+        println!(
+            "memory: explained_rejection_{name}_{}b: peak heap growth {peak} bytes \
+             ({:.2}x the body); diagnostic {shown} bytes",
+            body.len(),
+            peak as f64 / body.len() as f64,
         );
     }
 }
@@ -119,5 +213,6 @@ fn main() {
     measure("brackets_4k_within_limit", &mut || {
         drop(black_box(guard.admit(&request, &brackets)))
     });
+    by_shape();
     large_limit_rejection();
 }

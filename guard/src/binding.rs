@@ -14,18 +14,18 @@ use crate::request::Request;
 /// The diagnostic of the first mismatch.
 pub(crate) fn bind(
     request: &Request,
-    response: &Node<'_>,
+    response: Node<'_>,
     checks: &[CheckSpec],
 ) -> Result<(), Diagnostic> {
     match response.get("request_id") {
-        Some(Node::String(id)) if *id == request.request_id => {}
+        Some(id) if id.as_str() == Some(&*request.request_id) => {}
         Some(other) => {
             return Err(Diagnostic::new(
                 Stage::Binding,
                 "request_id",
                 format!(
                     "response answers request {}, not the outstanding {:?}",
-                    bounded(other),
+                    bounded(&other),
                     request.request_id
                 ),
                 "response request_id is not the outstanding request's",
@@ -48,7 +48,7 @@ pub(crate) fn bind(
 /// The parameter checks alone (an MCP message's id is bound by its decoder).
 pub(crate) fn bind_params(
     request: &Request,
-    response: &Node<'_>,
+    response: Node<'_>,
     checks: &[CheckSpec],
 ) -> Result<(), Diagnostic> {
     checks
@@ -63,7 +63,11 @@ mod tests {
     use crate::parse::parse_doc;
 
     fn bind_body(body: &str) -> Result<(), Diagnostic> {
-        bind(&request(), &parse_doc(body.as_bytes(), 8).unwrap(), &[])
+        bind(
+            &request(),
+            parse_doc(body.as_bytes(), 8).unwrap().root(),
+            &[],
+        )
     }
 
     fn request() -> Request {

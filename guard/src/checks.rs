@@ -77,8 +77,8 @@ impl CheckSpec {
     }
 
     /// [`CheckSpec::run`] on the guard's parsed document.
-    pub(crate) fn run_doc(&self, request: &Request, response: &Node<'_>) -> Result<(), Diagnostic> {
-        self.judge(request, response.resolve(self.field()))
+    pub(crate) fn run_doc(&self, request: &Request, response: Node<'_>) -> Result<(), Diagnostic> {
+        self.judge(request, response.resolve(self.field()).as_ref())
     }
 
     fn judge<M: Member + ?Sized>(
@@ -177,7 +177,7 @@ impl Member for Node<'_> {
         self.as_str()
     }
     fn same_as(&self, other: &Value) -> bool {
-        Node::same_as(self, other)
+        Node::same_as(*self, other)
     }
 }
 

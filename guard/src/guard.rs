@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::audit::{AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Verdict};
+use crate::audit::{bounded, AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Verdict};
 use crate::binding::{bind, bind_params};
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
@@ -328,31 +328,32 @@ impl Guard {
             } else {
                 let source = serde_json::to_vec(&Value::Object(object)).unwrap_or_default();
                 let source = parse_doc(&source, 2).map_err(ParseError::into_diagnostic)?;
-                map_data(&lines.map, &source)?
+                map_data(&lines.map, source.root())?
             };
             return self.built_envelope(request, request_id, data);
         }
-        let doc = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
+        let parsed = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
+        let doc = parsed.root();
         let mcp = match contract.input() {
             InputKind::Mcp(mcp) => mcp,
             InputKind::Vendor(vendor) => {
                 if let Some(schema) = contract.vendor_schema() {
                     schema
-                        .judge_doc(&doc, body.len())
+                        .judge_doc(doc, body.len())
                         .map_err(|d| d.restaged(Stage::Decode))?;
                 }
-                if let Some(code) = failure_code(&vendor.failure, &doc) {
+                if let Some(code) = failure_code(&vendor.failure, doc) {
                     let retryable = contract.retry().is_retryable(code);
                     let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
                     return Ok((agent, Verdict::UpstreamFailure, None));
                 }
-                let data = map_data(&vendor.map, &doc)?;
+                let data = map_data(&vendor.map, doc)?;
                 return self.built_envelope(request, request_id, data);
             }
             _ => {
-                contract.schema().judge_doc(&doc, body.len())?;
-                bind(request, &doc, contract.checks())?;
-                self.semantic_checks(request, &doc)?;
+                contract.schema().judge_doc(doc, body.len())?;
+                bind(request, doc, contract.checks())?;
+                self.semantic_checks(request, doc)?;
                 return self.project(request_id, doc);
             }
         };
@@ -375,10 +376,10 @@ impl Guard {
         let under = |d: Diagnostic| d.under(STRUCTURED_CONTENT);
         contract
             .schema()
-            .judge_doc(&structured, body.len())
+            .judge_doc(structured, body.len())
             .map_err(under)?;
-        bind_params(request, &structured, contract.checks()).map_err(under)?;
-        self.semantic_checks(request, &structured).map_err(under)?;
+        bind_params(request, structured, contract.checks()).map_err(under)?;
+        self.semantic_checks(request, structured).map_err(under)?;
         let data = self.projection.project(structured);
         Ok((
             AgentValue::success(&self.tool, request_id, data),
@@ -400,14 +401,14 @@ impl Guard {
         len: usize,
     ) -> AgentValue {
         let plain = || AgentValue::failure(&self.tool, request_id, code, retryable);
-        let (Some(schema), Some(projection), Some(structured @ Node::Object(_))) = (
+        let (Some(schema), Some(projection), Some(structured)) = (
             self.contract.error_schema(),
             self.error_projection.as_deref(),
-            structured,
+            structured.filter(|s| s.is_object()),
         ) else {
             return plain();
         };
-        if schema.judge_doc(&structured, len).is_err() {
+        if schema.judge_doc(structured, len).is_err() {
             return plain();
         }
         let details = projection.project(structured);
@@ -429,16 +430,17 @@ impl Guard {
             "data": data,
         });
         let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
-        let doc = parse_doc(&bytes, self.contract.limits().max_depth.saturating_add(1))
+        let parsed = parse_doc(&bytes, self.contract.limits().max_depth.saturating_add(1))
             .map_err(ParseError::into_diagnostic)?;
-        self.contract.schema().judge_doc(&doc, bytes.len())?;
-        bind(request, &doc, self.contract.checks())?;
-        self.semantic_checks(request, &doc)?;
+        let doc = parsed.root();
+        self.contract.schema().judge_doc(doc, bytes.len())?;
+        bind(request, doc, self.contract.checks())?;
+        self.semantic_checks(request, doc)?;
         self.project(request_id, doc)
     }
 
     /// Stage 5: the contract's semantic checks, then the custom ones, on `doc`.
-    fn semantic_checks(&self, request: &Request, doc: &Node<'_>) -> Result<(), Diagnostic> {
+    fn semantic_checks(&self, request: &Request, doc: Node<'_>) -> Result<(), Diagnostic> {
         for check in self
             .contract
             .checks()
@@ -482,7 +484,7 @@ impl Guard {
                     .and_then(Node::as_str)
                     .and_then(ErrorCode::envelope_from_wire)
                     .ok_or_else(|| {
-                        let shown = wire.map_or_else(|| "null".to_owned(), Node::to_string);
+                        let shown = wire.map_or_else(|| "null".to_owned(), |w| bounded(&w));
                         Diagnostic::new(
                             Stage::Projection,
                             "error_code",

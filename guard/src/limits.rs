@@ -8,10 +8,14 @@ use std::io::{self, Read};
 /// thread stack. (`serde_json` stops at 128.)
 pub const MAX_DEPTH_CEILING: usize = 512;
 
-/// The largest `max_bytes` any limit may allow: 64 MiB. A body is buffered whole before
-/// it is parsed, and a rejected one is parsed again for its diagnostic; this keeps one
-/// response's memory in the hundreds of megabytes at worst. A contract asking for more
-/// is a load error; `airlock validate --max-bytes` above it is a usage error.
+/// The largest `max_bytes` any limit may allow: 64 MiB. A body is buffered whole, then
+/// parsed into a tape of at most twice its size (one 4-byte word per value, and `[0,…]`
+/// spends two bytes a value); validation reads the tape in place. So judging a body takes
+/// at most 3× its size with the body counted, plus what the agent value copies out (the
+/// agent fields) and, for a rejection of up to
+/// [`MAX_EXPLAINED_BYTES`](crate::MAX_EXPLAINED_BYTES), its explanation (BENCHMARKS.md
+/// has the figures). A contract asking for more is a load error; `airlock validate
+/// --max-bytes` above it is a usage error.
 pub const MAX_BYTES_CEILING: u64 = 64 * 1024 * 1024;
 
 /// Size and nesting limits of a contract.

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::audit::{bounded, Diagnostic, Stage};
-use crate::doc::{Node, Object};
+use crate::doc::{Array, Node, Object};
 use crate::parse::{parse_doc, ParseError};
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
@@ -168,7 +168,7 @@ fn reject(keyword: &str, at: &str, message: impl Into<String>) -> Diagnostic {
 }
 
 /// The members of `object` outside `allowed`: the first one, as a rejection.
-fn closed(object: &Object<'_>, allowed: &[&str], at: &str, what: &str) -> Result<(), Diagnostic> {
+fn closed(object: Object<'_>, allowed: &[&str], at: &str, what: &str) -> Result<(), Diagnostic> {
     match object.iter().find(|(key, _)| !allowed.contains(key)) {
         None => Ok(()),
         Some((key, _)) => {
@@ -195,7 +195,7 @@ pub(crate) fn decode<'a>(
     doc: Node<'a>,
     max_depth: usize,
 ) -> Result<Decoded<'a>, Diagnostic> {
-    let Node::Object(message) = doc else {
+    let Some(message) = doc.as_object() else {
         return Err(reject(
             "type",
             "",
@@ -203,7 +203,7 @@ pub(crate) fn decode<'a>(
         ));
     };
     closed(
-        &message,
+        message,
         &["jsonrpc", "id", "result", "error"],
         "",
         "the JSON-RPC response",
@@ -215,7 +215,7 @@ pub(crate) fn decode<'a>(
             "the message is not JSON-RPC 2.0: `jsonrpc` must be \"2.0\"",
         ));
     }
-    match (message.get("result"), message.get("error")) {
+    let answer = match (message.get("result"), message.get("error")) {
         (Some(_), Some(_)) => {
             return Err(reject(
                 "oneOf",
@@ -230,22 +230,19 @@ pub(crate) fn decode<'a>(
                 "the message is not a response: it has neither `result` nor `error`",
             ))
         }
-        _ => {}
-    }
+        (Some(value), None) => Ok(value),
+        (None, Some(error)) => Err(error),
+    };
     bind_id(request, message.get("id"))?;
-    let mut members = message.into_members();
-    let (name, value) = members
-        .find(|(key, _)| key == "result" || key == "error")
-        .unwrap_or((Cow::Borrowed("error"), Node::Null));
-    if name == "error" {
-        return rpc_error(&value).map(Decoded::RpcError);
+    match answer {
+        Ok(value) => result(input, value, max_depth),
+        Err(error) => rpc_error(error).map(Decoded::RpcError),
     }
-    result(input, value, max_depth)
 }
 
 /// The response's `id` is the outstanding call's: the same JSON value (`7` is not `"7"`
 /// and not `7.0`).
-fn bind_id(request: &Request, id: Option<&Node<'_>>) -> Result<(), Diagnostic> {
+fn bind_id(request: &Request, id: Option<Node<'_>>) -> Result<(), Diagnostic> {
     let expected = expected_id(request);
     match id {
         Some(id) if id.same_as(&expected) => Ok(()),
@@ -254,7 +251,7 @@ fn bind_id(request: &Request, id: Option<&Node<'_>>) -> Result<(), Diagnostic> {
             "id",
             format!(
                 "the response answers JSON-RPC id {}, not the outstanding call's {}",
-                bounded(other),
+                bounded(&other),
                 bounded(&*expected)
             ),
             "the response's JSON-RPC id is not the outstanding call's",
@@ -271,8 +268,8 @@ fn bind_id(request: &Request, id: Option<&Node<'_>>) -> Result<(), Diagnostic> {
 }
 
 /// A JSON-RPC error object, closed: `code` (an integer), `message` (a string), `data`.
-fn rpc_error(error: &Node<'_>) -> Result<Diagnostic, Diagnostic> {
-    let Node::Object(object) = error else {
+fn rpc_error(error: Node<'_>) -> Result<Diagnostic, Diagnostic> {
+    let Some(object) = error.as_object() else {
         return Err(reject("type", "/error", "`error` is not an object"));
     };
     closed(
@@ -282,7 +279,16 @@ fn rpc_error(error: &Node<'_>) -> Result<Diagnostic, Diagnostic> {
         "the JSON-RPC error",
     )?;
     let code = match object.get("code") {
-        Some(Node::Number(code)) if code.is_i64() || code.is_u64() => code.clone(),
+        Some(code) => match code.as_number() {
+            Some(code) if code.is_i64() || code.is_u64() => code,
+            _ => {
+                return Err(reject(
+                    "code",
+                    "/error/code",
+                    "the JSON-RPC error has no integer `code`",
+                ))
+            }
+        },
         _ => {
             return Err(reject(
                 "code",
@@ -291,14 +297,17 @@ fn rpc_error(error: &Node<'_>) -> Result<Diagnostic, Diagnostic> {
             ))
         }
     };
-    if !matches!(object.get("message"), Some(Node::String(_))) {
+    if object.get("message").and_then(Node::as_str).is_none() {
         return Err(reject(
             "message",
             "/error/message",
             "the JSON-RPC error has no string `message`",
         ));
     }
-    let message = object.get("message").map(bounded).unwrap_or_default();
+    let message = object
+        .get("message")
+        .map(|message| bounded(&message))
+        .unwrap_or_default();
     Ok(Diagnostic::new(
         Stage::Transport,
         "jsonrpc_error",
@@ -315,11 +324,11 @@ fn result<'a>(
     result: Node<'a>,
     max_depth: usize,
 ) -> Result<Decoded<'a>, Diagnostic> {
-    let Node::Object(result) = result else {
+    let Some(result) = result.as_object() else {
         return Err(reject("type", "/result", "`result` is not an object"));
     };
     closed(
-        &result,
+        result,
         &[
             "content",
             "structuredContent",
@@ -332,7 +341,7 @@ fn result<'a>(
     )?;
     match result.get("resultType") {
         None => {}
-        Some(Node::String(kind)) if kind == "complete" => {}
+        Some(kind) if kind.as_str() == Some("complete") => {}
         Some(_) => {
             return Err(reject(
                 "resultType",
@@ -342,13 +351,13 @@ fn result<'a>(
             ))
         }
     }
-    if !matches!(result.get("_meta"), None | Some(Node::Object(_))) {
+    if !result.get("_meta").is_none_or(Node::is_object) {
         return Err(reject("type", "/result/_meta", "`_meta` is not an object"));
     }
-    let is_error = match result.get("isError") {
-        None | Some(Node::Bool(false)) => false,
-        Some(Node::Bool(true)) => true,
-        Some(_) => {
+    let is_error = match result.get("isError").map(Node::as_bool) {
+        None | Some(Some(false)) => false,
+        Some(Some(true)) => true,
+        Some(None) => {
             return Err(reject(
                 "type",
                 "/result/isError",
@@ -356,7 +365,7 @@ fn result<'a>(
             ))
         }
     };
-    let Some(Node::Array(content)) = result.get("content") else {
+    let Some(content) = result.get("content").and_then(Node::as_array) else {
         return Err(reject(
             "content",
             "/result/content",
@@ -364,10 +373,7 @@ fn result<'a>(
         ));
     };
     let texts = content_blocks(input, content)?;
-    let structured = result
-        .into_members()
-        .find(|(key, _)| key == "structuredContent")
-        .map(|(_, value)| value);
+    let structured = result.get("structuredContent");
     if is_error {
         return Ok(Decoded::ToolError(structured));
     }
@@ -379,7 +385,7 @@ fn result<'a>(
              judge (text alone is never admitted)",
         ));
     };
-    if !matches!(structured, Node::Object(_)) {
+    if !structured.is_object() {
         // MCP: structured content is a JSON object; a contract's schema that admits more
         // (`true`, an array) never makes a string or an array one.
         return Err(reject(
@@ -391,12 +397,12 @@ fn result<'a>(
     match input.text {
         TextRule::Agree => {
             for (index, text) in texts {
-                agree(index, &text, &structured, max_depth)?;
+                agree(index, text, structured, max_depth)?;
             }
         }
         TextRule::Consistent => {
             for (index, text) in texts {
-                consistent(index, &text, &structured, max_depth)?;
+                consistent(index, text, structured, max_depth)?;
             }
         }
         TextRule::Ignore => {}
@@ -407,12 +413,12 @@ fn result<'a>(
 /// Every block is a closed text block or an allowed other kind; the texts, by index.
 fn content_blocks<'a>(
     input: &McpInput,
-    content: &[Node<'a>],
-) -> Result<Vec<(usize, Cow<'a, str>)>, Diagnostic> {
+    content: Array<'a>,
+) -> Result<Vec<(usize, &'a str)>, Diagnostic> {
     let mut texts = Vec::new();
     for (index, block) in content.iter().enumerate() {
         let at = format!("/result/content/{index}");
-        let Node::Object(object) = block else {
+        let Some(object) = block.as_object() else {
             return Err(reject(
                 "type",
                 &at,
@@ -427,14 +433,14 @@ fn content_blocks<'a>(
                     &at,
                     &format!("text block {index}"),
                 )?;
-                let Some(Node::String(text)) = object.get("text") else {
+                let Some(text) = object.get("text").and_then(Node::as_str) else {
                     return Err(reject(
                         "text",
                         &format!("{at}/text"),
                         format!("text block {index} has no string `text`"),
                     ));
                 };
-                texts.push((index, text.clone()));
+                texts.push((index, text));
             }
             Some(kind) => match ContentKind::from_wire(kind) {
                 Some(kind) if input.allow_content.contains(&kind) => {}
@@ -470,7 +476,7 @@ fn content_blocks<'a>(
 fn agree(
     index: usize,
     text: &str,
-    structured: &Node<'_>,
+    structured: Node<'_>,
     max_depth: usize,
 ) -> Result<(), Diagnostic> {
     let at = format!("/result/content/{index}/text");
@@ -493,7 +499,7 @@ fn agree(
             .with_instance_path(at))
         }
     };
-    if structured.same_as(&parsed.to_value()) {
+    if structured.same_node(parsed.root()) {
         return Ok(());
     }
     Err(disagrees(index, at))
@@ -505,28 +511,29 @@ fn agree(
 fn consistent(
     index: usize,
     text: &str,
-    structured: &Node<'_>,
+    structured: Node<'_>,
     max_depth: usize,
 ) -> Result<(), Diagnostic> {
-    let Node::Object(members) = structured else {
+    let Some(members) = structured.as_object() else {
         return Ok(());
     };
     let verbatim = members
         .iter()
-        .any(|(_, value)| matches!(value, Node::String(s) if s.as_ref() == text));
+        .any(|(_, value)| value.as_str() == Some(text));
     if verbatim {
         return Ok(());
     }
     let at = format!("/result/content/{index}/text");
     let parsed = match parse_doc(text.as_bytes(), max_depth) {
-        Ok(parsed) => parsed.to_value(),
+        Ok(parsed) => parsed,
         // JSON a lenient reader takes but the strict one refuses: readers disagree.
         Err(error) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
             return Err(not_strict_json(index, &at, &error));
         }
         Err(_) => return Ok(()),
     };
-    if structured.same_as(&parsed) || members.iter().any(|(_, value)| value.same_as(&parsed)) {
+    let parsed = parsed.root();
+    if structured.same_node(parsed) || members.iter().any(|(_, value)| value.same_node(parsed)) {
         return Ok(());
     }
     Err(disagrees(index, at))
@@ -579,7 +586,7 @@ mod tests {
 
     fn decode_str(input: &McpInput, body: &str) -> Result<&'static str, Diagnostic> {
         let doc = parse_doc(body.as_bytes(), 16).unwrap();
-        decode(input, &request(), doc, 16).map(|d| match d {
+        decode(input, &request(), doc.root(), 16).map(|d| match d {
             Decoded::Structured(_) => "structured",
             Decoded::ToolError(_) => "tool error",
             Decoded::RpcError(_) => "rpc error",

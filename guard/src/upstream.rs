@@ -114,7 +114,7 @@ fn reject(keyword: &str, at: &str, message: String, masked: impl Into<String>) -
 }
 
 /// The failure code of the first rule the vendor document matches.
-pub(crate) fn failure_code(rules: &[FailureRule], doc: &Node<'_>) -> Option<ErrorCode> {
+pub(crate) fn failure_code(rules: &[FailureRule], doc: Node<'_>) -> Option<ErrorCode> {
     rules.iter().find_map(|rule| {
         let found = doc.resolve(&rule.at)?;
         match &rule.equals {
@@ -127,7 +127,7 @@ pub(crate) fn failure_code(rules: &[FailureRule], doc: &Node<'_>) -> Option<Erro
 /// The `data` object the mappings build from `source`.
 pub(crate) fn map_data(
     map: &[Mapping],
-    source: &Node<'_>,
+    source: Node<'_>,
 ) -> Result<Map<String, Value>, Diagnostic> {
     let mut data = Map::new();
     for mapping in map {
@@ -154,7 +154,7 @@ pub(crate) fn map_data(
                     "{} (mapped to data.{}) {why}: {}",
                     mapping.from,
                     mapping.field,
-                    bounded(found)
+                    bounded(&found)
                 ),
                 format!("{} (mapped to data.{}) {why}", mapping.from, mapping.field),
             )
@@ -164,7 +164,7 @@ pub(crate) fn map_data(
     Ok(data)
 }
 
-fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
+fn normalise(how: &Normalise, value: Node<'_>) -> Result<Value, &'static str> {
     let text = || value.as_str().ok_or("is not a string");
     match how {
         Normalise::None => Ok(value.to_value()),
@@ -207,7 +207,7 @@ fn normalise(how: &Normalise, value: &Node<'_>) -> Result<Value, &'static str> {
             utc(time)
         }
         Normalise::Rfc3339FromEpochSeconds => {
-            let Node::Number(n) = value else {
+            let Some(n) = value.as_number() else {
                 return Err("is not an integer");
             };
             let seconds = n.as_i64().ok_or("is not an integer")?;
@@ -492,8 +492,9 @@ mod tests {
 
     #[test]
     fn normalisations_are_strict() {
-        let n =
-            |how: &Normalise, text: &str| normalise(how, &parse_doc(text.as_bytes(), 4).unwrap());
+        let n = |how: &Normalise, text: &str| {
+            normalise(how, parse_doc(text.as_bytes(), 4).unwrap().root())
+        };
         assert_eq!(
             n(&Normalise::IntegerFromString, r#""42""#),
             Ok(Value::from(42))

@@ -52,6 +52,9 @@ pub enum ParseErrorKind {
     NumberUnderflow,
     /// Bytes after the value (a second document, garbage, an unclosed HTML tail).
     TrailingBytes,
+    /// A body of 512 MiB or more: past what the parsed form addresses (the guard's own
+    /// limit, [`MAX_BYTES_CEILING`](crate::MAX_BYTES_CEILING), is far below).
+    TooLarge,
 }
 
 /// A strict-parse rejection: what and where (byte offset into the body).
@@ -64,6 +67,19 @@ pub struct ParseError {
 impl ParseError {
     pub(super) fn new(kind: ParseErrorKind, offset: usize) -> Self {
         Self { kind, offset }
+    }
+
+    /// A duplicate `name` at `offset`; the name is kept to its first 256 bytes (a name
+    /// can be as long as the body, and the message quotes 128).
+    pub(super) fn duplicate(name: &str, offset: usize) -> Self {
+        let mut end = name.len().min(256);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        Self::new(
+            ParseErrorKind::DuplicateMember(name[..end].to_owned()),
+            offset,
+        )
     }
 
     /// What went wrong.
@@ -97,6 +113,7 @@ impl ParseError {
             ParseErrorKind::NumberOverflow => "number_overflow",
             ParseErrorKind::NumberUnderflow => "number_underflow",
             ParseErrorKind::TrailingBytes => "trailing_bytes",
+            ParseErrorKind::TooLarge => "too_large",
         }
     }
 
@@ -172,6 +189,7 @@ impl fmt::Display for ParseError {
                 write!(f, "non-zero number underflows f64 to zero at byte {at}")
             }
             ParseErrorKind::TrailingBytes => write!(f, "bytes after the JSON value at byte {at}"),
+            ParseErrorKind::TooLarge => write!(f, "body of 512 MiB or more: too large to parse"),
         }
     }
 }

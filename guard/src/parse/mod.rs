@@ -1,76 +1,31 @@
 //! Stage 2: the strict RFC 8259 parser. Iterative (an explicit stack, never recursion),
-//! depth counted on the way in, duplicate member names rejected before their value is
-//! parsed. Integers are kept exact (or rejected past 64 bits); other numbers become the
+//! depth counted on the way in, duplicate member names rejected (in objects of up to
+//! [`Object::SCAN`] members before their value is parsed, in larger ones when the object
+//! closes). Integers are kept exact (or rejected past 64 bits); other numbers become the
 //! nearest `f64` (or are rejected when that overflows, or underflows a non-zero to 0).
-//! Every error carries the byte offset.
+//! Every error carries the byte offset. The result is the guard's tape
+//! ([`Document`]), sized before parsing from a count of the body's delimiters, so it
+//! never grows past twice the body.
 
 use serde_json::{Number, Value};
-use std::borrow::Cow;
-use std::collections::HashSet;
-use std::hash::{BuildHasher, RandomState};
 
-use crate::doc::{Node, Object};
+use crate::doc::{
+    closed, emptied, is_escaped, name_span, payload, span, Document, Object, Tag,
+    MAX_DOCUMENT_BYTES,
+};
 use crate::limits::MAX_DEPTH_CEILING;
 
 mod error;
 
 pub use error::{ParseError, ParseErrorKind};
 
-/// The containers still open while parsing.
-enum Frame<'a> {
-    Array(Vec<Node<'a>>),
-    Object(Members<'a>),
-}
-
-/// The members of an open object, in order, with the name whose value is being parsed.
-/// Kept as a vector that becomes the document's object when it closes (no hashing);
-/// duplicates are found by a scan while small and through a keyed set of name hashes past
-/// [`Members::SCAN`] members.
-struct Members<'a> {
-    done: Vec<(Cow<'a, str>, Node<'a>)>,
-    pending: Cow<'a, str>,
-    /// Past [`Members::SCAN`] names: a keyed (per-process random) hash of each, so no
-    /// input can be crafted to collide and make the check quadratic.
-    hashes: Option<(RandomState, HashSet<u64>)>,
-}
-
-impl<'a> Members<'a> {
-    const SCAN: usize = 16;
-
-    fn new(done: Vec<(Cow<'a, str>, Node<'a>)>) -> Self {
-        Self {
-            done,
-            pending: Cow::Borrowed(""),
-            hashes: None,
-        }
-    }
-
-    fn contains(&mut self, name: &str) -> bool {
-        if self.done.len() < Self::SCAN {
-            return self.done.iter().any(|(k, _)| k == name);
-        }
-        let (keys, hashes) = self.hashes.get_or_insert_with(|| {
-            let keys = RandomState::new();
-            let hashes = self.done.iter().map(|(k, _)| keys.hash_one(k)).collect();
-            (keys, hashes)
-        });
-        // A hash hit is confirmed by a scan, so collisions cost time, never correctness.
-        hashes.contains(&keys.hash_one(name)) && self.done.iter().any(|(k, _)| k == name)
-    }
-
-    fn push(&mut self, value: Node<'a>) {
-        let name = std::mem::take(&mut self.pending);
-        if let Some((keys, hashes)) = &mut self.hashes {
-            hashes.insert(keys.hash_one(&name));
-        }
-        self.done.push((name, value));
-    }
-
-    /// The object, and the emptied vector for reuse.
-    fn finish(mut self) -> (Node<'a>, Vec<(Cow<'a, str>, Node<'a>)>) {
-        let members = self.done.drain(..).collect();
-        (Node::Object(Object::new(members)), self.done)
-    }
+/// A container still open while parsing.
+struct Open {
+    /// Its first word.
+    at: u32,
+    object: bool,
+    /// Members (or items) complete so far.
+    count: u32,
 }
 
 /// The length of the leading run of `bytes` that needs no attention inside a string (no
@@ -112,30 +67,115 @@ fn plain_run(bytes: &[u8]) -> Option<usize> {
 ///
 /// # Errors
 ///
-/// A [`ParseError`] with the first violation and its byte offset.
+/// A [`ParseError`] with the first violation and its byte offset (a duplicate name in an
+/// object of more than sixteen members is found when the object closes). A body of
+/// 512 MiB or more is refused as [`ParseErrorKind::TooLarge`].
 pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
-    parse_doc(bytes, max_depth).map(Node::into_value)
+    parse_doc(bytes, max_depth).map(|doc| doc.root().to_value())
 }
 
-/// [`parse`] into the guard's borrowed document.
-pub(crate) fn parse_doc(bytes: &[u8], max_depth: usize) -> Result<Node<'_>, ParseError> {
+/// [`parse`] into the guard's tape.
+pub(crate) fn parse_doc(bytes: &[u8], max_depth: usize) -> Result<Document<'_>, ParseError> {
+    if bytes.len() >= MAX_DOCUMENT_BYTES {
+        return Err(ParseError::new(ParseErrorKind::TooLarge, 0));
+    }
+    let (words, decoded) = if bytes.len() <= COUNTED_FROM {
+        // At most three words for each five bytes (`"\n",`, `"":0,`): a bound that costs
+        // nothing to compute, and that wastes little on a small body.
+        (bytes.len() / 5 * 3 + 3, 0)
+    } else {
+        capacity(bytes)
+    };
     Parser {
         bytes,
         pos: 0,
         max_depth: max_depth.min(MAX_DEPTH_CEILING),
-        scratch: String::new(),
-        spare: Vec::new(),
+        words: Vec::with_capacity(words),
+        decoded: String::with_capacity(decoded),
+        indexed: Vec::new(),
+        order: Vec::new(),
     }
     .document()
+}
+
+/// From this size (64 KiB) a body's tape is sized by counting its delimiters: below, the
+/// count costs more than the memory it saves.
+const COUNTED_FROM: usize = 64 * 1024;
+
+/// An upper bound on the words of `bytes`' tape and on the unescaped text of its strings
+/// with escapes, for a valid document (an invalid one fails before outgrowing it). Every
+/// value or member name follows the start, `,`, `:` or the bracket of a non-empty
+/// container, and takes a word; a string with escapes two more.
+fn capacity(bytes: &[u8]) -> (usize, usize) {
+    let (mut words, mut decoded) = (1, 0);
+    let mut at = 0;
+    // A `:` follows a name and precedes a value: the value's word and the name's second.
+    let delimiters = |run: &[u8]| {
+        memchr::memchr_iter(b',', run).count() + 2 * memchr::memchr_iter(b':', run).count()
+    };
+    while let Some(found) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr3(b'"', b'[', b'{', rest))
+    {
+        let before = &bytes[at..at + found];
+        words += delimiters(before);
+        at += found;
+        if bytes[at] != b'"' {
+            at += 1;
+            let next = bytes[at..]
+                .iter()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+            if !matches!(next, Some(b']' | b'}')) {
+                words += 1;
+            }
+            continue;
+        }
+        let start = at + 1;
+        let mut end = start;
+        let mut escaped = false;
+        loop {
+            match bytes
+                .get(end..)
+                .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+            {
+                Some(n) if bytes[end + n] == b'\\' => {
+                    escaped = true;
+                    end += n + 2;
+                }
+                Some(n) => {
+                    end += n;
+                    break;
+                }
+                None => return (words, decoded),
+            }
+        }
+        if escaped {
+            words += 2;
+            decoded += end - start;
+        }
+        at = end + 1;
+    }
+    if let Some(rest) = bytes.get(at..) {
+        words += delimiters(rest);
+    }
+    (words, decoded)
+}
+
+/// The number a text the parser accepted denotes; `None` for a text it refuses.
+pub(crate) fn number_of(text: &str) -> Option<Number> {
+    scan_number(text.as_bytes(), 0)
+        .ok()
+        .map(|(number, _)| number)
 }
 
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
-    scratch: String,
-    /// Emptied member vectors of closed objects, reused for the next object.
-    spare: Vec<Vec<(Cow<'a, str>, Node<'a>)>>,
+    words: Vec<u32>,
+    decoded: String,
+    indexed: Vec<[u32; 3]>,
+    order: Vec<u32>,
 }
 
 impl<'a> Parser<'a> {
@@ -153,7 +193,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn document(mut self) -> Result<Node<'a>, ParseError> {
+    /// The index the next word will have.
+    fn here(&self) -> u32 {
+        // Below `MAX_DOCUMENT_BYTES` words: a body of that many bytes has fewer values.
+        self.words.len() as u32
+    }
+
+    fn document(mut self) -> Result<Document<'a>, ParseError> {
         if self.bytes.starts_with(b"\xEF\xBB\xBF") {
             return self.err(ParseErrorKind::ByteOrderMark, 0);
         }
@@ -161,100 +207,96 @@ impl<'a> Parser<'a> {
         if self.pos == self.bytes.len() {
             return self.err(ParseErrorKind::EmptyBody, self.pos);
         }
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack: Vec<Open> = Vec::new();
         'value: loop {
             self.skip_ws();
             let start = self.pos;
-            let mut value = match self.peek() {
-                Some(b'{') => {
+            match self.peek() {
+                Some(open @ (b'{' | b'[')) => {
                     self.open(stack.len(), start)?;
+                    let object = open == b'{';
+                    let at = self.here();
+                    let tag = if object { Tag::Object } else { Tag::Array };
                     self.skip_ws();
-                    if self.peek() == Some(b'}') {
+                    if self.peek() == Some(if object { b'}' } else { b']' }) {
                         self.pos += 1;
-                        Node::Object(Object::new(Vec::new()))
+                        self.words.push(emptied(tag.word(start)));
                     } else {
-                        let mut members = Members::new(self.spare.pop().unwrap_or_default());
-                        members.pending = self.member_name(&mut members)?;
-                        stack.push(Frame::Object(members));
+                        self.words.push(tag.word(0));
+                        stack.push(Open {
+                            at,
+                            object,
+                            count: 0,
+                        });
+                        if object {
+                            self.member_name(at, 0)?;
+                        }
                         continue 'value;
                     }
                 }
-                Some(b'[') => {
-                    self.open(stack.len(), start)?;
-                    self.skip_ws();
-                    if self.peek() == Some(b']') {
-                        self.pos += 1;
-                        Node::Array(Vec::new())
-                    } else {
-                        stack.push(Frame::Array(Vec::new()));
-                        continue 'value;
-                    }
+                Some(b'"') => self.string()?,
+                Some(b't') => self.literal(b"true", Tag::True)?,
+                Some(b'f') => self.literal(b"false", Tag::False)?,
+                Some(b'n') => self.literal(b"null", Tag::Null)?,
+                Some(b'-' | b'0'..=b'9') => {
+                    self.pos = scan_number(self.bytes, start)?.1;
+                    self.words.push(Tag::Number.word(start));
                 }
-                Some(b'"') => Node::String(self.string()?),
-                Some(b't') => self.literal(b"true", Node::Bool(true))?,
-                Some(b'f') => self.literal(b"false", Node::Bool(false))?,
-                Some(b'n') => self.literal(b"null", Node::Null)?,
-                Some(b'-' | b'0'..=b'9') => self.number()?,
                 Some(b'/') => return self.err(ParseErrorKind::Comment, start),
                 Some(b'N' | b'I') => return self.err(ParseErrorKind::NonFiniteNumber, start),
                 Some(b'\'') => return self.err(ParseErrorKind::SingleQuotedString, start),
                 Some(b) => return self.err(ParseErrorKind::UnexpectedByte(b), start),
                 None => return self.err(ParseErrorKind::UnexpectedEnd, start),
-            };
-            // A value is complete: hand it to the innermost open container, closing
+            }
+            // A value is complete: count it in the innermost open container, closing
             // containers for as long as their closing bracket follows.
             loop {
-                match stack.last_mut() {
-                    None => {
-                        self.skip_ws();
-                        if self.pos != self.bytes.len() {
-                            return self.err(ParseErrorKind::TrailingBytes, self.pos);
-                        }
-                        return Ok(value);
+                let Some(open) = stack.last_mut() else {
+                    self.skip_ws();
+                    if self.pos != self.bytes.len() {
+                        return self.err(ParseErrorKind::TrailingBytes, self.pos);
                     }
-                    Some(Frame::Array(items)) => {
-                        items.push(value);
-                        self.skip_ws();
-                        match self.peek() {
-                            Some(b',') => {
-                                self.pos += 1;
-                                continue 'value;
-                            }
-                            Some(b']') => {
-                                self.pos += 1;
-                                let Some(Frame::Array(items)) = stack.pop() else {
-                                    unreachable!("the top frame was just matched as an array")
-                                };
-                                value = Node::Array(items);
-                            }
-                            other => return self.unexpected(other),
+                    return self.finish();
+                };
+                open.count += 1;
+                let (at, object, count) = (open.at, open.object, open.count);
+                self.skip_ws();
+                match (self.peek(), object) {
+                    (Some(b','), _) => {
+                        self.pos += 1;
+                        if object {
+                            self.skip_ws();
+                            self.member_name(at, count)?;
                         }
+                        continue 'value;
                     }
-                    Some(Frame::Object(members)) => {
-                        members.push(value);
-                        self.skip_ws();
-                        match self.peek() {
-                            Some(b',') => {
-                                self.pos += 1;
-                                self.skip_ws();
-                                members.pending = self.member_name(members)?;
-                                continue 'value;
-                            }
-                            Some(b'}') => {
-                                self.pos += 1;
-                                let Some(Frame::Object(members)) = stack.pop() else {
-                                    unreachable!("the top frame was just matched as an object")
-                                };
-                                let (object, spare) = members.finish();
-                                self.spare.push(spare);
-                                value = object;
-                            }
-                            other => return self.unexpected(other),
+                    (Some(b']'), false) | (Some(b'}'), true) => {
+                        self.pos += 1;
+                        let end = self.here();
+                        self.words[at as usize] = closed(self.words[at as usize], end);
+                        stack.pop();
+                        if object && count as usize > Object::SCAN {
+                            self.index(at, count)?;
                         }
                     }
+                    (other, _) => return self.unexpected(other),
                 }
             }
         }
+    }
+
+    /// The document: every byte of a parsed body is UTF-8 (strings were checked, and
+    /// everything else is ASCII).
+    fn finish(self) -> Result<Document<'a>, ParseError> {
+        let body = std::str::from_utf8(self.bytes)
+            .map_err(|e| ParseError::new(ParseErrorKind::InvalidUtf8, e.valid_up_to()))?;
+        Ok(Document::new(
+            body,
+            self.words,
+            self.decoded,
+            self.indexed,
+            self.order,
+        ))
     }
 
     fn unexpected<T>(&self, byte: Option<u8>) -> Result<T, ParseError> {
@@ -279,34 +321,107 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// A member name and its colon; a name already in `map` is rejected here, before its
-    /// value is read.
-    fn member_name(&mut self, members: &mut Members<'a>) -> Result<Cow<'a, str>, ParseError> {
+    /// The name whose first word is `at`, as bytes (names are checked UTF-8 when read).
+    fn name(&self, at: u32) -> &[u8] {
+        let from = self.words[at as usize + 1] as usize;
+        if is_escaped(&self.words, at) {
+            let len = self.words[at as usize + 2] as usize;
+            return &self.decoded.as_bytes()[from..from + len];
+        }
+        let start = payload(&self.words, at);
+        &self.bytes[start..start + from]
+    }
+
+    /// A duplicate of the name at `at`, reported at `offset`.
+    fn duplicate(&self, at: u32, offset: usize) -> ParseError {
+        let name = String::from_utf8_lossy(self.name(at));
+        ParseError::duplicate(&name, offset)
+    }
+
+    /// The byte offset of the opening quote of the string whose first word is `at`.
+    fn quote(&self, at: u32) -> usize {
+        payload(&self.words, at) - 1
+    }
+
+    /// The first words of the member names of the object at `object`, whose first
+    /// `count` members are complete.
+    fn names(&self, object: u32, count: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut at = object + 1;
+        (0..count).map(move |_| {
+            let name = at;
+            at = span(&self.words, name_span(&self.words, at));
+            name
+        })
+    }
+
+    /// A member name and its colon, the object's `count`-th. While the object is small, a
+    /// name it already has is rejected here, before its value is read.
+    fn member_name(&mut self, object: u32, count: u32) -> Result<(), ParseError> {
         let start = self.pos;
         match self.peek() {
             Some(b'"') => {}
             Some(b'\'') => return self.err(ParseErrorKind::SingleQuotedString, start),
             other => return self.unexpected(other),
         }
-        let name = self.string()?;
-        if members.contains(&name) {
-            return self.err(ParseErrorKind::DuplicateMember(name.into_owned()), start);
+        let at = self.here();
+        self.string()?;
+        if !is_escaped(&self.words, at) {
+            // A name is compared as text: its UTF-8 is checked now, not with the body's.
+            let name = &self.bytes[start + 1..self.pos - 1];
+            if let Err(e) = std::str::from_utf8(name) {
+                return self.err(ParseErrorKind::InvalidUtf8, start + 1 + e.valid_up_to());
+            }
+            // Below `MAX_DOCUMENT_BYTES`.
+            self.words.push(name.len() as u32);
+        }
+        if (count as usize) < Object::SCAN {
+            let name = self.name(at);
+            if self
+                .names(object, count)
+                .any(|other| self.name(other) == name)
+            {
+                return Err(self.duplicate(at, start));
+            }
         }
         self.skip_ws();
         match self.peek() {
             Some(b':') => {
                 self.pos += 1;
-                Ok(name)
+                Ok(())
             }
             other => self.unexpected(other),
         }
     }
 
-    fn literal(&mut self, word: &[u8], value: Node<'a>) -> Result<Node<'a>, ParseError> {
+    /// Index a closed object of more than [`Object::SCAN`] members: its names sorted,
+    /// which also finds a duplicate (reported at its second occurrence, the earliest such
+    /// in the document).
+    fn index(&mut self, object: u32, count: u32) -> Result<(), ParseError> {
+        let start = self.order.len();
+        let names: Vec<u32> = self.names(object, count).collect();
+        let mut sorted = names;
+        // Byte order is `str` order.
+        sorted.sort_unstable_by(|&a, &b| self.name(a).cmp(self.name(b)).then(a.cmp(&b)));
+        let duplicate = sorted
+            .windows(2)
+            .filter(|pair| self.name(pair[0]) == self.name(pair[1]))
+            .map(|pair| pair[1])
+            .min();
+        if let Some(at) = duplicate {
+            return Err(self.duplicate(at, self.quote(at)));
+        }
+        self.order.extend_from_slice(&sorted);
+        // Below `MAX_DOCUMENT_BYTES` (see `here`).
+        self.indexed.push([object, start as u32, count]);
+        Ok(())
+    }
+
+    fn literal(&mut self, word: &[u8], tag: Tag) -> Result<(), ParseError> {
         let end = self.pos + word.len();
         if self.bytes.get(self.pos..end) == Some(word) {
+            self.words.push(tag.word(self.pos));
             self.pos = end;
-            return Ok(value);
+            return Ok(());
         }
         // Report the first byte that differs.
         let mut at = self.pos;
@@ -319,31 +434,28 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A string starting at the opening quote; the cursor ends after the closing quote.
-    fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
+    /// A string starting at the opening quote, as its words; the cursor ends after the
+    /// closing quote.
+    fn string(&mut self) -> Result<(), ParseError> {
         self.pos += 1;
-        self.scratch.clear();
-        // Fast path: no escape before the closing quote.
         let start = self.pos;
+        // Fast path: no escape before the closing quote.
         if let Some(len) = plain_run(&self.bytes[start..]) {
             if self.bytes[start + len] == b'"' {
-                let bytes: &'a [u8] = self.bytes;
-                return match std::str::from_utf8(&bytes[start..start + len]) {
-                    Ok(text) => {
-                        self.pos = start + len + 1;
-                        Ok(Cow::Borrowed(text))
-                    }
-                    Err(e) => self.err(ParseErrorKind::InvalidUtf8, start + e.valid_up_to()),
-                };
+                // Its UTF-8 is checked with the whole body's, when the document is done.
+                self.pos = start + len + 1;
+                self.words.push(Tag::Plain.word(start));
+                return Ok(());
             }
         }
+        let from = self.decoded.len();
         loop {
             let run_start = self.pos;
             self.pos =
                 plain_run(&self.bytes[run_start..]).map_or(self.bytes.len(), |len| run_start + len);
             let run = &self.bytes[run_start..self.pos];
             match std::str::from_utf8(run) {
-                Ok(text) => self.scratch.push_str(text),
+                Ok(text) => self.decoded.push_str(text),
                 Err(e) => {
                     return self.err(ParseErrorKind::InvalidUtf8, run_start + e.valid_up_to())
                 }
@@ -351,7 +463,11 @@ impl<'a> Parser<'a> {
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(Cow::Owned(std::mem::take(&mut self.scratch)));
+                    let len = self.decoded.len() - from;
+                    // Offsets into the unescaped text are below the body's length.
+                    self.words
+                        .extend([Tag::Escaped.word(start), from as u32, len as u32]);
+                    return Ok(());
                 }
                 Some(b'\\') => self.escape()?,
                 Some(_) => return self.err(ParseErrorKind::ControlCharacterInString, self.pos),
@@ -396,7 +512,7 @@ impl<'a> Parser<'a> {
                 };
                 match c {
                     Some(c) => {
-                        self.scratch.push(c);
+                        self.decoded.push(c);
                         return Ok(());
                     }
                     None => return self.err(ParseErrorKind::LoneSurrogate, start),
@@ -406,7 +522,7 @@ impl<'a> Parser<'a> {
             None => return self.err(ParseErrorKind::UnexpectedEnd, self.pos),
         };
         self.pos += 1;
-        self.scratch.push(c);
+        self.decoded.push(c);
         Ok(())
     }
 
@@ -425,90 +541,93 @@ impl<'a> Parser<'a> {
         }
         Ok(unit)
     }
+}
 
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
+/// The number at `start` (its first byte is `-` or a digit) and the offset after it.
+fn scan_number(bytes: &[u8], start: usize) -> Result<(Number, usize), ParseError> {
+    let err = |kind, offset| Err(ParseError::new(kind, offset));
+    let peek = |at: usize| bytes.get(at).copied();
+    let digits = |mut at: usize| {
+        let from = at;
+        while let Some(b'0'..=b'9') = peek(at) {
+            at += 1;
         }
-        self.pos - start
-    }
-
-    fn number(&mut self) -> Result<Node<'a>, ParseError> {
-        let start = self.pos;
-        let negative = self.peek() == Some(b'-');
-        if negative {
-            self.pos += 1;
-            if self.peek() == Some(b'I') {
-                return self.err(ParseErrorKind::NonFiniteNumber, start);
-            }
-        }
-        let int_start = self.pos;
-        match self.digits() {
-            0 => return self.number_error(start),
-            n if n > 1 && self.bytes[int_start] == b'0' => {
-                return self.err(ParseErrorKind::InvalidNumber, start)
-            }
-            _ => {}
-        }
-        let mut integral = true;
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            integral = false;
-            if self.digits() == 0 {
-                return self.number_error(start);
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            integral = false;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return self.number_error(start);
-            }
-        }
-        // Every byte of a number is ASCII, so this slice is valid UTF-8.
-        let text = std::str::from_utf8(&self.bytes[start..self.pos])
-            .map_err(|_| ParseError::new(ParseErrorKind::InvalidNumber, start))?;
-        if integral {
-            let parsed = if negative {
-                text.parse::<i64>().ok().map(Number::from)
-            } else {
-                text.parse::<u64>().ok().map(Number::from)
-            };
-            return match parsed {
-                // `-0` is kept as the float serde_json makes of it.
-                Some(n) if negative && n.as_i64() == Some(0) => match Number::from_f64(-0.0) {
-                    Some(zero) => Ok(Node::Number(zero)),
-                    None => self.err(ParseErrorKind::InvalidNumber, start),
-                },
-                Some(n) => Ok(Node::Number(n)),
-                None => self.err(ParseErrorKind::IntegerOutOfRange, start),
-            };
-        }
-        let float: f64 = text
-            .parse()
-            .map_err(|_| ParseError::new(ParseErrorKind::InvalidNumber, start))?;
-        if float.is_infinite() {
-            return self.err(ParseErrorKind::NumberOverflow, start);
-        }
-        if float == 0.0 && mantissa_has_nonzero_digit(text) {
-            return self.err(ParseErrorKind::NumberUnderflow, start);
-        }
-        match Number::from_f64(float) {
-            Some(n) => Ok(Node::Number(n)),
-            None => self.err(ParseErrorKind::NumberOverflow, start),
+        (at, at - from)
+    };
+    let number_error = |at: usize| match peek(at) {
+        None => err(ParseErrorKind::UnexpectedEnd, at),
+        Some(b'I' | b'N') => err(ParseErrorKind::NonFiniteNumber, start),
+        Some(_) => err(ParseErrorKind::InvalidNumber, start),
+    };
+    let mut pos = start;
+    let negative = peek(pos) == Some(b'-');
+    if negative {
+        pos += 1;
+        if peek(pos) == Some(b'I') {
+            return err(ParseErrorKind::NonFiniteNumber, start);
         }
     }
-
-    fn number_error<T>(&self, start: usize) -> Result<T, ParseError> {
-        match self.peek() {
-            None => self.err(ParseErrorKind::UnexpectedEnd, self.pos),
-            Some(b'I' | b'N') => self.err(ParseErrorKind::NonFiniteNumber, start),
-            Some(_) => self.err(ParseErrorKind::InvalidNumber, start),
+    let int_start = pos;
+    let (end, count) = digits(pos);
+    pos = end;
+    match count {
+        0 => return number_error(pos),
+        n if n > 1 && bytes[int_start] == b'0' => return err(ParseErrorKind::InvalidNumber, start),
+        _ => {}
+    }
+    let mut integral = true;
+    if peek(pos) == Some(b'.') {
+        integral = false;
+        let (end, count) = digits(pos + 1);
+        pos = end;
+        if count == 0 {
+            return number_error(pos);
         }
+    }
+    if let Some(b'e' | b'E') = peek(pos) {
+        integral = false;
+        pos += 1;
+        if let Some(b'+' | b'-') = peek(pos) {
+            pos += 1;
+        }
+        let (end, count) = digits(pos);
+        pos = end;
+        if count == 0 {
+            return number_error(pos);
+        }
+    }
+    // Every byte of a number is ASCII, so this slice is valid UTF-8.
+    let Ok(text) = std::str::from_utf8(&bytes[start..pos]) else {
+        return err(ParseErrorKind::InvalidNumber, start);
+    };
+    if integral {
+        let parsed = if negative {
+            text.parse::<i64>().ok().map(Number::from)
+        } else {
+            text.parse::<u64>().ok().map(Number::from)
+        };
+        return match parsed {
+            // `-0` is kept as the float serde_json makes of it.
+            Some(n) if negative && n.as_i64() == Some(0) => match Number::from_f64(-0.0) {
+                Some(zero) => Ok((zero, pos)),
+                None => err(ParseErrorKind::InvalidNumber, start),
+            },
+            Some(n) => Ok((n, pos)),
+            None => err(ParseErrorKind::IntegerOutOfRange, start),
+        };
+    }
+    let Ok(float) = text.parse::<f64>() else {
+        return err(ParseErrorKind::InvalidNumber, start);
+    };
+    if float.is_infinite() {
+        return err(ParseErrorKind::NumberOverflow, start);
+    }
+    if float == 0.0 && mantissa_has_nonzero_digit(text) {
+        return err(ParseErrorKind::NumberUnderflow, start);
+    }
+    match Number::from_f64(float) {
+        Some(n) => Ok((n, pos)),
+        None => err(ParseErrorKind::NumberOverflow, start),
     }
 }
 

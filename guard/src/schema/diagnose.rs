@@ -12,10 +12,12 @@ pub(super) fn unexplained() -> Diagnostic {
     Diagnostic::new(Stage::Schema, "schema", message, message)
 }
 
-/// The guard explains a schema rejection of a body up to this size (1 MiB); a larger
-/// rejected body gets a diagnostic that says it was not explained. See
-/// `CompiledSchema::judge_doc`.
-pub const MAX_EXPLAINED_BYTES: usize = 1024 * 1024;
+/// The guard explains a schema rejection of a body up to this size (256 KiB); a larger
+/// rejected body gets a diagnostic that says it was not explained. Explaining keeps every
+/// error of every failed `anyOf`/`oneOf` branch, about 190 bytes each and up to one per
+/// two bytes of body (`[0,0,…]` against `items: {type: string}` in a branch): at most
+/// about 50 MB for one answer. See `CompiledSchema::judge_doc`.
+pub const MAX_EXPLAINED_BYTES: usize = 256 * 1024;
 
 /// At most this many causes are kept under one diagnostic; the others are counted in its
 /// message. (A body of thousands of bad items would otherwise carry thousands of causes.)

@@ -321,28 +321,28 @@ impl CompiledSchema {
     /// the first schema violation.
     pub fn validate_bytes(&self, bytes: &[u8], max_depth: usize) -> Result<(), Diagnostic> {
         let doc = parse_doc(bytes, max_depth).map_err(ParseError::into_diagnostic)?;
-        self.validate_doc(&doc)
+        self.validate_doc(doc.root())
     }
 
-    /// Validate the guard's parsed document in place; only a rejection pays for a
-    /// `serde_json` copy, to explain itself.
-    pub(crate) fn validate_doc(&self, doc: &Node<'_>) -> Result<(), Diagnostic> {
+    /// Validate the guard's parsed document in place. A rejection is explained from the
+    /// document too: an error shows an excerpt of its value, built only when read.
+    pub(crate) fn validate_doc(&self, doc: Node<'_>) -> Result<(), Diagnostic> {
         if self.doc_validator.is_valid(doc) {
             return Ok(());
         }
-        match self.validator.validate(&doc.to_value()) {
+        match self.doc_validator.validate(doc) {
             Err(error) => Err(diagnose(&error)),
-            // The two validators share one compiled schema description and are tested to
-            // agree; should they ever not, the response stays rejected.
+            // The validity check and the explaining pass are one validator; should they
+            // ever disagree, the response stays rejected.
             Ok(()) => Err(unexplained()),
         }
     }
 
     /// [`CompiledSchema::validate_doc`] for the guard: a rejected body of more than
-    /// [`MAX_EXPLAINED_BYTES`] is not explained. Explaining costs a `serde_json` copy of
-    /// the document, and the validator keeps a copy of the value behind each failure of a
-    /// `oneOf` branch (the whole envelope, several times): tens of times the body's size.
-    pub(crate) fn judge_doc(&self, doc: &Node<'_>, body_len: usize) -> Result<(), Diagnostic> {
+    /// [`MAX_EXPLAINED_BYTES`] is not explained. Explaining keeps every error of every
+    /// failed `oneOf`/`anyOf` branch (one per bad item of a large array), a few hundred
+    /// bytes each.
+    pub(crate) fn judge_doc(&self, doc: Node<'_>, body_len: usize) -> Result<(), Diagnostic> {
         if body_len <= MAX_EXPLAINED_BYTES {
             return self.validate_doc(doc);
         }
