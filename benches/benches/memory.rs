@@ -135,6 +135,7 @@ fn shapes(len: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("one_object_many_members", members),
         ("deep_nesting", repeat("[", &deep, "]")),
         ("escaped_names", repeat("[", "{\"\\u0061\":0}", "]")),
+        ("short_escaped_strings", repeat("[", "\"\\n\"", "]")),
         ("long_plain_string", plain.into_bytes()),
         ("long_escaped_string", escaped.into_bytes()),
     ]

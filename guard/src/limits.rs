@@ -9,9 +9,9 @@ use std::io::{self, Read};
 pub const MAX_DEPTH_CEILING: usize = 512;
 
 /// The largest `max_bytes` any limit may allow: 64 MiB. A body is buffered whole, then
-/// parsed into a tape of at most twice its size (one 4-byte word per value, and `[0,…]`
-/// spends two bytes a value); validation reads the tape in place. So judging a body takes
-/// at most 3× its size with the body counted, plus what the agent value copies out (the
+/// parsed into a tape of at most three times its size (one 4-byte word per value, three
+/// per string with escapes: `["\n",…]` is the worst at 2.8×); validation reads the tape in
+/// place. So judging a body takes under 4× its size with the body counted, plus what the agent value copies out (the
 /// agent fields) and, for a rejection of up to
 /// [`MAX_EXPLAINED_BYTES`](crate::MAX_EXPLAINED_BYTES), its explanation (BENCHMARKS.md
 /// has the figures). A contract asking for more is a load error; `airlock validate
