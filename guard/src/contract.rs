@@ -194,7 +194,6 @@ struct Inner {
     dir: Option<PathBuf>,
     lint_allowances: Vec<LintAllowance>,
     input: InputKind,
-    vendor_schema: Option<CompiledSchema>,
     /// An MCP contract's error schema (`[input] error_schema`).
     error_schema: Option<CompiledSchema>,
 }
@@ -247,7 +246,6 @@ impl Contract {
             checks: Vec::new(),
             retry: RetryPolicy::default(),
             input: InputKind::Envelope,
-            vendor_schema: None,
         }
     }
 
@@ -290,21 +288,9 @@ impl Contract {
             .map(|(i, c)| check_spec(i, c))
             .collect::<Result<Vec<_>, _>>()?;
         let retry = retry_policy(&manifest.retry)?;
-        let mut input = input_kind(manifest.input)?;
-        if let Some(file) = vendor_file {
-            let InputKind::Vendor(vendor) = &mut input else {
-                return Err(invalid(
-                    "input.schema",
-                    format!(
-                        "another vendor schema ({file:?}) applies to `kind = \"vendor\"` \
-                         contracts only, not {:?}",
-                        input.as_str()
-                    ),
-                ));
-            };
-            check_vendor_file_name(file)?;
-            vendor.schema_file = file.to_owned();
-        }
+        let input = input_kind(manifest.input, vendor_file, |file| {
+            compile_contract_file(dir, &manifest.tool, file)
+        })?;
         let error_schema = match &input {
             InputKind::Mcp(crate::McpInput {
                 error_schema: Some(file),
@@ -324,37 +310,33 @@ impl Contract {
             }
             _ => None,
         };
-        let vendor_schema = match &input {
-            InputKind::Vendor(vendor) => {
-                let compiled = compile_contract_file(dir, &manifest.tool, &vendor.schema_file)?;
-                let pointers = vendor
-                    .map
-                    .iter()
-                    .enumerate()
-                    .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
-                    .chain(
-                        vendor
-                            .failure
-                            .iter()
-                            .enumerate()
-                            .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
-                    );
-                for (location, pointer) in pointers {
-                    if vendor_file.is_none() && !can_contain(compiled.document(), pointer.tokens())
-                    {
-                        return Err(invalid(
-                            location,
-                            format!(
-                                "{pointer} names a member {} cannot contain",
-                                vendor.schema_file
-                            ),
-                        ));
-                    }
+        if let InputKind::Vendor(vendor) = &input {
+            let pointers = vendor
+                .map
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
+                .chain(
+                    vendor
+                        .failure
+                        .iter()
+                        .enumerate()
+                        .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
+                );
+            for (location, pointer) in pointers {
+                if vendor_file.is_none()
+                    && !can_contain(vendor.schema().document(), pointer.tokens())
+                {
+                    return Err(invalid(
+                        location,
+                        format!(
+                            "{pointer} names a member {} cannot contain",
+                            vendor.schema_file
+                        ),
+                    ));
                 }
-                Some(compiled)
             }
-            _ => None,
-        };
+        }
         // Fields are checked against the current version's schema; an older version may
         // lack members added since (they are simply absent when replaying it).
         let check_fields = version == manifest.version;
@@ -372,7 +354,6 @@ impl Contract {
                 dir: Some(dir.to_path_buf()),
                 lint_allowances: manifest.lint.allow,
                 input,
-                vendor_schema,
                 error_schema,
             },
         )
@@ -437,7 +418,10 @@ impl Contract {
 
     /// The vendor schema of a vendor contract (`[input] schema`).
     pub fn vendor_schema(&self) -> Option<&CompiledSchema> {
-        self.inner.vendor_schema.as_ref()
+        match &self.inner.input {
+            InputKind::Vendor(vendor) => Some(vendor.schema()),
+            _ => None,
+        }
     }
 
     /// The error schema of an MCP contract (`[input] error_schema`): it judges the
@@ -471,18 +455,11 @@ pub struct ContractBuilder {
     checks: Vec<CheckSpec>,
     retry: RetryPolicy,
     input: InputKind,
-    vendor_schema: Option<Value>,
 }
 
 impl ContractBuilder {
-    /// The vendor schema of a vendor contract (with [`InputKind::Vendor`]).
-    #[must_use]
-    pub fn vendor_schema(mut self, schema: Value) -> Self {
-        self.vendor_schema = Some(schema);
-        self
-    }
-
-    /// What the raw response is (default [`InputKind::Envelope`]).
+    /// What the raw response is (default [`InputKind::Envelope`]). A vendor input comes
+    /// from a loaded contract ([`Contract::input`]): it carries its compiled vendor schema.
     #[must_use]
     pub fn input(mut self, input: InputKind) -> Self {
         self.input = input;
@@ -532,27 +509,6 @@ impl ContractBuilder {
     pub fn build(self) -> Result<Contract, ContractError> {
         check_tool_name(&self.tool)?;
         check_limits(self.limits)?;
-        let vendor_schema = match (&self.input, self.vendor_schema) {
-            (InputKind::Vendor(vendor), Some(schema)) => {
-                let source = serde_json::to_vec(&schema).unwrap_or_default();
-                let base = format!("{}{}", base_uri(&self.tool), vendor.schema_file);
-                Some(
-                    CompiledSchema::compile(schema, &source, &base, &Resources::new()).map_err(
-                        |error| ContractError::Schema {
-                            path: PathBuf::from("<in memory vendor schema>"),
-                            error,
-                        },
-                    )?,
-                )
-            }
-            (InputKind::Vendor(_), None) => {
-                return Err(invalid(
-                    "input.schema",
-                    "a vendor contract built in code needs .vendor_schema(...)",
-                ))
-            }
-            _ => None,
-        };
         if matches!(&self.input, InputKind::Mcp(mcp) if mcp.error_schema.is_some()) {
             return Err(invalid(
                 "input.error_schema",
@@ -580,7 +536,6 @@ impl ContractBuilder {
                 dir: None,
                 lint_allowances: Vec::new(),
                 input: self.input,
-                vendor_schema,
                 error_schema: None,
             },
         )

@@ -337,11 +337,10 @@ impl Guard {
         let mcp = match contract.input() {
             InputKind::Mcp(mcp) => mcp,
             InputKind::Vendor(vendor) => {
-                if let Some(schema) = contract.vendor_schema() {
-                    schema
-                        .judge_doc(doc, body.len())
-                        .map_err(|d| d.restaged(Stage::Decode))?;
-                }
+                vendor
+                    .schema()
+                    .judge_doc(doc, body.len())
+                    .map_err(|d| d.restaged(Stage::Decode))?;
                 if let Some(code) = failure_code(&vendor.failure, doc) {
                     let retryable = contract.retry().is_retryable(code);
                     let agent = AgentValue::failure(&self.tool, request_id, code, retryable);

@@ -1,6 +1,8 @@
 //! `[input]` of `contract.toml`: what a contract's raw response is, and how it becomes
 //! the envelope the later stages judge (one decoder per kind of upstream).
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -8,6 +10,7 @@ use crate::contract::{check_vendor_file_name, invalid, ContractError};
 use crate::mcp::{ContentKind, McpInput, TextRule};
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
+use crate::schema::CompiledSchema;
 use crate::upstream::{FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput};
 
 /// What the raw response of a contract is (`[input] kind` in `contract.toml`).
@@ -144,7 +147,14 @@ const KEYS: [(&str, &[&str]); 4] = [
     ),
 ];
 
-pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractError> {
+/// The manifest's `[input]`, checked. A vendor input's schema is compiled by `compile`
+/// from its file, or from `vendor_file` when given (another vendor schema in place of the
+/// one the manifest names, which only a vendor contract can take).
+pub(crate) fn input_kind(
+    input: InputManifest,
+    vendor_file: Option<&str>,
+    compile: impl FnOnce(&str) -> Result<CompiledSchema, ContractError>,
+) -> Result<InputKind, ContractError> {
     let kind = input.kind.clone().unwrap_or_else(|| "envelope".into());
     let Some((_, allowed)) = KEYS.iter().find(|(k, _)| *k == kind) else {
         return Err(invalid(
@@ -155,6 +165,15 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
             ),
         ));
     };
+    if let (Some(file), false) = (vendor_file, kind == "vendor") {
+        return Err(invalid(
+            "input.schema",
+            format!(
+                "another vendor schema ({file:?}) applies to `kind = \"vendor\"` contracts \
+                 only, not {kind:?}"
+            ),
+        ));
+    }
     let set = [
         ("text", input.text.is_some()),
         ("allow_content", input.allow_content.is_some()),
@@ -248,6 +267,13 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                 )
             })?;
             check_vendor_file_name(&schema_file)?;
+            let schema_file = match vendor_file {
+                Some(file) => {
+                    check_vendor_file_name(file)?;
+                    file.to_owned()
+                }
+                None => schema_file,
+            };
             let map = mappings(input.map.unwrap_or_default(), None)?;
             if map.is_empty() {
                 return Err(invalid(
@@ -275,10 +301,12 @@ pub(crate) fn input_kind(input: InputManifest) -> Result<InputKind, ContractErro
                     Ok(FailureRule { at, equals, code })
                 })
                 .collect::<Result<Vec<_>, ContractError>>()?;
+            let schema = Arc::new(compile(&schema_file)?);
             Ok(InputKind::Vendor(VendorInput {
                 schema_file,
                 map,
                 failure,
+                schema,
             }))
         }
         "lines" => {

@@ -85,7 +85,7 @@ pub use guard::{Admission, Guard, GuardBuilder};
 pub use input::{InputKind, MAX_LINE_BYTES_CEILING};
 pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
 pub use mcp::{ContentKind, McpInput, TextRule, STRUCTURED_CONTENT};
-pub use parse::{parse, ParseError, ParseErrorKind};
+pub use parse::{parse, parse_within, ParseError, ParseErrorKind};
 pub use pointer::Pointer;
 pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;

@@ -13,6 +13,8 @@
 //! binding, checks and projection, exactly as an upstream envelope. Nothing of the source
 //! that is not mapped exists in it.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -21,6 +23,7 @@ use crate::audit::{bounded, Diagnostic, Stage};
 use crate::doc::Node;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
+use crate::schema::CompiledSchema;
 
 /// One member of `data`, taken from the source document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +76,11 @@ pub struct FailureRule {
 }
 
 /// How a vendor document becomes the envelope (`[input] kind = "vendor"`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// It holds its vendor schema compiled: a vendor input cannot exist without the schema
+/// that judges its documents, so the guard cannot map a document nothing judged. Built
+/// only by loading a contract.
+#[derive(Debug, Clone)]
 pub struct VendorInput {
     /// The vendor schema's file in the contract folder.
     pub schema_file: String,
@@ -81,7 +88,29 @@ pub struct VendorInput {
     pub map: Vec<Mapping>,
     /// Failure rules, in order: the first that matches decides.
     pub failure: Vec<FailureRule>,
+    /// `schema_file`, compiled.
+    pub(crate) schema: Arc<CompiledSchema>,
 }
+
+impl VendorInput {
+    /// The vendor schema, compiled: every document is judged by it before any rule or
+    /// mapping reads it.
+    pub fn schema(&self) -> &CompiledSchema {
+        &self.schema
+    }
+}
+
+/// Equal when the file, the mappings, the rules and the schema's digest are.
+impl PartialEq for VendorInput {
+    fn eq(&self, other: &Self) -> bool {
+        self.schema_file == other.schema_file
+            && self.map == other.map
+            && self.failure == other.failure
+            && self.schema.sha256() == other.schema.sha256()
+    }
+}
+
+impl Eq for VendorInput {}
 
 /// The line ending a command's output uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

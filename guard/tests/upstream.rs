@@ -256,3 +256,36 @@ fn the_audit_record_of_a_vendor_contract_names_its_vendor_schema_by_digest() {
         .to_json_line()
         .contains("vendor_schema_sha256"));
 }
+
+#[test]
+fn a_vendor_input_carries_its_schema_wherever_it_goes() {
+    // The compiled vendor schema lives inside the vendor variant: a contract built in code
+    // from a loaded vendor input judges by that schema (it used to be kept beside the input
+    // and could be missing, so a document went to the mappings unjudged).
+    let loaded = Contract::load(root().join("schemas/ci_pipeline_status")).unwrap();
+    let InputKind::Vendor(vendor) = loaded.input() else {
+        panic!("ci_pipeline_status is a vendor contract");
+    };
+    assert_eq!(
+        vendor.schema().sha256(),
+        loaded.vendor_schema().unwrap().sha256()
+    );
+    let rebuilt = Contract::builder("ci_pipeline_status", loaded.schema().document().clone())
+        .limits(loaded.limits())
+        .input(loaded.input().clone())
+        .build()
+        .unwrap();
+    let guard = Guard::new(rebuilt);
+    let request = request("ci_pipeline_status");
+    let admission = guard.admit(&request, &serde_json::to_vec(&pipeline()).unwrap());
+    assert!(admission.is_admitted(), "{:?}", admission.diagnostic());
+    // A document the vendor schema refuses (a status that is not a string) never reaches
+    // the mappings.
+    let mut document = pipeline();
+    document["status"] = json!(46);
+    let admission = guard.admit(&request, &serde_json::to_vec(&document).unwrap());
+    let d = admission.diagnostic().unwrap();
+    assert_eq!(d.stage(), Stage::Decode, "{d:?}");
+    assert_eq!(d.causes()[0].instance_path(), Some("/status"), "{d:?}");
+    assert_eq!(admission.audit().verdict(), Verdict::Rejected);
+}

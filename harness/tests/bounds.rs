@@ -287,19 +287,36 @@ fn a_descendant_that_escaped_with_setsid_is_killed_when_its_adapter_is() {
     }
 }
 
-/// Run `airlock args` with its stdout a pipe whose reader is already gone.
-fn with_stdout_closed(args: &[&str]) -> Output {
+/// Run `airlock args` with `input` on stdin and its stdout a pipe whose reader is already
+/// gone.
+fn with_stdout_closed(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(args)
         .current_dir(root())
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    child.wait_with_output().unwrap()
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // A command that never reads its stdin closes the pipe: the write may fail.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
 }
+
+/// A `tools/call` of a tool no contract names, as an MCP client sends it.
+const UNCONTRACTED_CALL: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\",\"arguments\":{}}}\n";
+
+/// A stdio MCP server that reads everything and answers nothing.
+const SILENT_SERVER: &str = "cat >/dev/null";
 
 #[test]
 fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
@@ -307,10 +324,16 @@ fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
     let fixture = "corpora/review_status/accepted/success_approved_compact.json";
     let dir = tempfile::tempdir().unwrap();
     let reproducers = dir.path().to_str().unwrap();
-    let cases: [(&[&str], i32); 8] = [
-        (&["lint"], 0),
-        (&["lint", "--list-rules"], 0),
-        (&["check", "--cases", "0", "--reproducers", reproducers], 0),
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let (init_out, import_out) = (out("init"), out("import"));
+    let cases: [(&[&str], &[u8], i32); 13] = [
+        (&["lint"], b"", 0),
+        (&["lint", "--list-rules"], b"", 0),
+        (
+            &["check", "--cases", "0", "--reproducers", reproducers],
+            b"",
+            0,
+        ),
         (
             &[
                 "check",
@@ -323,11 +346,13 @@ fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
                 "--adapter-cmd",
                 &garbage,
             ],
+            b"",
             1,
         ),
-        (&["certify", "--contract", "schemas/review_status"], 1),
+        (&["certify", "--contract", "schemas/review_status"], b"", 1),
         (
             &["admit", "--contract", "schemas/review_status", fixture],
+            b"",
             0,
         ),
         (
@@ -337,20 +362,75 @@ fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
                 "schemas/review_status/v2.schema.json",
                 fixture,
             ],
+            b"",
             0,
         ),
-        (&["mutate", "--list-classes"], 0),
+        (&["mutate", "--list-classes"], b"", 0),
+        (
+            &[
+                "fuzz",
+                "--contract",
+                "schemas/review_status",
+                "--runs",
+                "20",
+            ],
+            b"",
+            0,
+        ),
+        (
+            &["init", "sampled", "--sample", fixture, "--out", &init_out],
+            b"",
+            0,
+        ),
+        (
+            &[
+                "mcp",
+                "import",
+                "--tools-list",
+                "tests/mcp/captures/tools_list.memory.json",
+                "--out",
+                &import_out,
+            ],
+            b"",
+            0,
+        ),
+        // The client stops reading: the proxy ends quietly (docs/mcp.md, exit 0).
+        (
+            &[
+                "mcp",
+                "proxy",
+                "--contracts",
+                "schemas",
+                "--",
+                "sh",
+                "-c",
+                SILENT_SERVER,
+            ],
+            UNCONTRACTED_CALL,
+            0,
+        ),
+        // The sidecar stops at the first failed write (exit 3).
+        (
+            &["guard", "--contract", "schemas/review_status"],
+            b"not a case\n",
+            3,
+        ),
     ];
-    for (args, code) in cases {
-        let out = with_stdout_closed(args);
+    for (args, input, code) in cases {
+        let out = with_stdout_closed(args, input);
         let err = stderr(&out);
+        // (The closing summary of `check` counts "contract errors": not an error.) The
+        // sidecar's stdout is its protocol: a failed write there is its error, said once.
+        let error_expected = args[0] == "guard";
         assert!(
-            // (The closing summary of `check` counts "contract errors": not an error.)
             !err.contains("panicked")
                 && !err.contains("internal error")
-                && !err.contains("airlock: error"),
+                && err.contains("airlock: error") == error_expected,
             "{args:?}: {err}"
         );
+        if error_expected {
+            assert_eq!(err.matches("Broken pipe").count(), 1, "{err}");
+        }
         assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
     }
 }
@@ -521,12 +601,14 @@ fn a_corpus_without_fixtures_runs_with_a_warning_on_stderr() {
 }
 
 /// Every command with a stderr whose reader is gone exits with the code its work decided
-/// (it was exit 3: `eprintln!` panicked on the broken pipe).
+/// (it was exit 3: `eprintln!` panicked on the broken pipe): its messages, its errors and
+/// its summaries are lost, never its exit code.
 #[test]
 fn a_closed_stderr_never_changes_the_exit_code() {
     let bin = env!("CARGO_BIN_EXE_airlock");
     let near_miss = root().join("corpora/review_status/near_miss/bom_prefixed.json");
-    let contract = contract_dir("review_status");
+    let near_miss = near_miss.display().to_string();
+    let contract = contract_dir("review_status").display().to_string();
     let dir = tempfile::tempdir().unwrap();
     let baseline = dir.path().join("b.toml");
     std::fs::write(
@@ -534,54 +616,110 @@ fn a_closed_stderr_never_changes_the_exit_code() {
         "[[finding]]\ncontract = \"x\"\nclass = \"y\"\nlocation = \"/\"\nkind = \"leak\"\nreason = \"TODO: say why this finding is accepted\"\nexpires = 2999-01-01\n",
     )
     .unwrap();
-    let cases: Vec<(Vec<String>, i32)> = vec![
+    let baseline = baseline.display().to_string();
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let (mutated, sampled) = (out("m"), out("i"));
+    let missing = "/nonexistent/airlock-input";
+    let call = String::from_utf8(UNCONTRACTED_CALL.to_vec()).unwrap();
+    // (arguments, stdin, exit code): each writes to stderr on its way out.
+    let cases: Vec<(Vec<&str>, &str, i32)> = vec![
+        (vec!["admit", "--contract", &contract, &near_miss], "", 1),
         (
-            vec![
-                "admit".into(),
-                "--contract".into(),
-                contract.display().to_string(),
-                near_miss.display().to_string(),
-            ],
-            1,
-        ),
-        (
-            vec![
-                "check".into(),
-                "--contract".into(),
-                contract.display().to_string(),
-                "--baseline".into(),
-                baseline.display().to_string(),
-            ],
+            vec!["check", "--contract", &contract, "--baseline", &baseline],
+            "",
             2,
         ),
         (
             vec![
-                "mutate".into(),
-                "--contract".into(),
-                contract.display().to_string(),
-                "--cases".into(),
-                "0".into(),
-                "--out".into(),
-                dir.path().join("m").display().to_string(),
+                "mutate",
+                "--contract",
+                &contract,
+                "--cases",
+                "0",
+                "--out",
+                &mutated,
             ],
+            "",
+            0,
+        ),
+        (
+            vec![
+                "validate",
+                "--schema",
+                "schemas/review_status/v2.schema.json",
+                &near_miss,
+            ],
+            "",
+            1,
+        ),
+        (vec!["lint", "--contract", missing], "", 2),
+        (vec!["certify", "--contract", missing], "", 2),
+        // One malformed line: answered, and counted on stderr at the end.
+        (vec!["guard", "--contract", &contract], "not a case\n", 0),
+        (vec!["fuzz", "--replay", missing], "", 2),
+        (
+            vec!["init", "sampled", "--sample", missing, "--out", &sampled],
+            "",
+            2,
+        ),
+        (vec!["mcp", "import", "--tools-list", missing], "", 2),
+        // One stderr line per call of a tool without a contract, refused or passed.
+        (
+            vec![
+                "mcp",
+                "proxy",
+                "--contracts",
+                "schemas",
+                "--",
+                "sh",
+                "-c",
+                SILENT_SERVER,
+            ],
+            &call,
+            0,
+        ),
+        (
+            vec![
+                "mcp",
+                "proxy",
+                "--contracts",
+                "schemas",
+                "--unguarded",
+                "pass",
+                "--",
+                "sh",
+                "-c",
+                SILENT_SERVER,
+            ],
+            &call,
             0,
         ),
     ];
-    for (args, expected) in cases {
+    for (args, input, expected) in cases {
         // The stderr reader (`true`) is gone before airlock starts writing.
-        let quoted: Vec<String> = std::iter::once(bin.to_owned())
-            .chain(args.iter().cloned())
+        let quoted: Vec<String> = std::iter::once(bin)
+            .chain(args.iter().copied())
             .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
             .collect();
         let script = format!(
             "(sleep 0.3; exec {} ) 2>&1 >/dev/null | true; echo \"${{PIPESTATUS[0]}}\"",
             quoted.join(" ")
         );
-        let out = Command::new("bash")
+        let mut child = Command::new("bash")
             .args(["-c", &script])
-            .stdin(Stdio::null())
-            .output()
+            .current_dir(root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
             .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.as_bytes().to_vec();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
         let status = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         assert_eq!(status, expected.to_string(), "{args:?}");
     }

@@ -259,3 +259,43 @@ fn member_names_with_control_and_bidi_characters_make_a_contract_that_loads() {
     assert!(fields.contains(&"/data/a\u{202e}b"), "{fields:?}");
     assert!(fields.contains(&"/data/n\u{0}m"), "{fields:?}");
 }
+
+/// A sample of 10 000 members (148 KB) is scaffolded in time linear in it: the adversary's
+/// variants (one whole body per member and class: gigabytes here) are not generated for
+/// it, and the review says so. It took minutes and 8 GB before aborting.
+#[test]
+fn a_sample_of_ten_thousand_members_is_scaffolded_without_the_catalogue() {
+    let data: serde_json::Map<String, serde_json::Value> = (0..10_000)
+        .map(|i| (format!("m{i}"), serde_json::json!(i)))
+        .collect();
+    let sample = serde_json::to_vec(&data).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("sample.json");
+    std::fs::write(&path, &sample).unwrap();
+    let options = InitOptions {
+        tool: "wide".into(),
+        samples: vec![path],
+        request: None,
+        agent_fields: vec!["/data/m0".into()],
+        out: tmp.path().join("out"),
+        near_misses: Vec::new(),
+    };
+    let scaffold = init(&options).unwrap();
+    assert_eq!(scaffold.near_misses, 0);
+    assert!(
+        scaffold.review.iter().any(|r| r.contains("too large")),
+        "{:?}",
+        scaffold.review
+    );
+    let contract = Contract::load(&scaffold.contract).unwrap();
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    let guard = Guard::new(contract);
+    for fixture in &corpus.fixtures {
+        assert!(guard.admit(&fixture.request, &fixture.bytes).is_admitted());
+    }
+    // A small sample still gets its near misses from the catalogue.
+    let (out, result) = init_one(br#"{"data": {"state": "ok", "count": 3}}"#, &[]);
+    result.unwrap();
+    let near = std::fs::read_dir(out.path().join("out/corpora/probe/near_miss")).unwrap();
+    assert!(near.count() > 0);
+}

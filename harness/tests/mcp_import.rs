@@ -764,3 +764,79 @@ fn import_chooses_text_media_size_side_effects_and_deadline_from_what_the_server
     assert!(!mcp.read_only && !mcp.idempotent);
     assert!(stdout(&out).contains("publishes no readOnlyHint"));
 }
+
+/// A tool list is bounded as a whole, every page counted: its tools, its JSON values and
+/// its bytes. Each bound is an error naming the file or the server (exit 2), reached
+/// before the list is built: 21 M empty tools in 63 MB took 7 GB, and a server could send
+/// 1000 pages of 64 MiB.
+#[test]
+fn a_tool_list_is_bounded_in_tools_values_and_bytes_across_its_pages() {
+    let temp = tempfile::tempdir().unwrap();
+    let out = temp.path().join("schemas");
+    let write = |name: &str, text: String| {
+        let path = temp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let tools = |from: usize, n: usize, cursor: &str| {
+        let listed: Vec<String> = (from..from + n)
+            .map(|i| format!(r#"{{"name":"t{i}"}}"#))
+            .collect();
+        format!(r#"{{"tools":[{}]{cursor}}}"#, listed.join(","))
+    };
+    let import = |files: &[&std::path::Path]| {
+        let mut args = vec![
+            "mcp",
+            "import",
+            "--out",
+            out.to_str().unwrap(),
+            "--tools-list",
+        ];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        run(&args)
+    };
+    // 10 000 tools over two pages are a list; one more is not.
+    let first = write("p1.json", tools(0, 6_000, r#","nextCursor":"2""#));
+    let second = write("p2.json", tools(6_000, 4_000, ""));
+    let o = import(&[&first, &second]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let second = write("p2.json", tools(6_000, 4_001, ""));
+    let o = import(&[&first, &second]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("more than 10000 tools listed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("p2.json"), "{}", stderr(&o));
+    // Millions of values in one tool: refused before they are built.
+    let zeros = vec!["0"; 4_000_001].join(",");
+    let wide = write(
+        "wide.json",
+        format!(r#"{{"tools":[{{"name":"a","x":[{zeros}]}}]}}"#),
+    );
+    let o = import(&[&wide]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("more than 4000000 JSON values"),
+        "{}",
+        stderr(&o)
+    );
+    // A server's pages count together: five pages of 16 MiB pass one answer's bound, not
+    // the list's.
+    let pages = r#"read l; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; read l; n=2; while read l; do printf '{"jsonrpc":"2.0","id":%d,"result":{"tools":[],"nextCursor":"c%d","pad":"' $n $n; head -c 16777216 /dev/zero | tr '\0' a; echo '"}}'; n=$((n+1)); done"#;
+    let o = run(&[
+        "mcp",
+        "import",
+        "--server-cmd",
+        pages,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("tools/list pages together are larger than 67108864 bytes"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -388,13 +388,51 @@ impl<'a> Node<'a> {
     }
 
     /// An owned `serde_json` copy.
+    /// How many values this one holds, itself included.
+    pub(crate) fn values(self) -> usize {
+        enum Open<'a> {
+            Items(Items<'a>),
+            Members(Members<'a>),
+        }
+        let open = |node: Node<'a>| match node.view() {
+            View::Array(items) => Some(Open::Items(items.iter())),
+            View::Object(object) => Some(Open::Members(object.iter())),
+            _ => None,
+        };
+        // One iterator per open container: memory bounded by the depth, not the count.
+        let mut count = 1;
+        let mut stack: Vec<Open<'a>> = open(self).into_iter().collect();
+        while let Some(top) = stack.last_mut() {
+            let next = match top {
+                Open::Items(items) => items.next(),
+                Open::Members(members) => members.next().map(|(_, value)| value),
+            };
+            match next {
+                Some(node) => {
+                    count += 1;
+                    stack.extend(open(node));
+                }
+                None => {
+                    stack.pop();
+                }
+            }
+        }
+        count
+    }
+
     pub(crate) fn to_value(self) -> Value {
         match self.view() {
             View::Null => Value::Null,
             View::Bool(b) => Value::Bool(b),
             View::Number(n) => Value::Number(n),
             View::String(text) => Value::String(text.to_owned()),
-            View::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            View::Array(items) => {
+                // Sized first: collecting would grow by doubling, up to three times the
+                // items' memory while a reallocation copies.
+                let mut values = Vec::with_capacity(items.len());
+                values.extend(items.iter().map(Node::to_value));
+                Value::Array(values)
+            }
             View::Object(object) => Value::Object(
                 object
                     .iter()

@@ -198,3 +198,30 @@ fn a_document_holds_at_most_three_times_its_body_whatever_its_shape() {
         assert!(ratio <= 3.0, "{ratio:.2}x for {}…", &body[..20]);
     }
 }
+
+#[test]
+fn values_counts_every_member_value_and_item_once_and_parse_within_refuses_past_it() {
+    for (body, values) in [
+        ("0", 1),
+        ("[]", 1),
+        ("[0,[1,{}],{\"a\":[2]}]", 8),
+        ("{\"a\":{\"b\":{\"c\":null}},\"d\":\"x\"}", 5),
+    ] {
+        assert_eq!(
+            parse_doc(body.as_bytes(), 64).unwrap().root().values(),
+            values,
+            "{body}"
+        );
+        assert!(
+            crate::parse_within(body.as_bytes(), 64, values).is_ok(),
+            "{body}"
+        );
+        let err = crate::parse_within(body.as_bytes(), 64, values - 1).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            &crate::ParseErrorKind::TooManyValues {
+                max_values: values - 1
+            }
+        );
+    }
+}

@@ -55,6 +55,11 @@ pub enum ParseErrorKind {
     /// A body of 512 MiB or more: past what the parsed form addresses (the guard's own
     /// limit, [`MAX_BYTES_CEILING`](crate::MAX_BYTES_CEILING), is far below).
     TooLarge,
+    /// More values than [`parse_within`](crate::parse_within) was allowed to build.
+    TooManyValues {
+        /// The bound.
+        max_values: usize,
+    },
 }
 
 /// A strict-parse rejection: what and where (byte offset into the body).
@@ -114,6 +119,7 @@ impl ParseError {
             ParseErrorKind::NumberUnderflow => "number_underflow",
             ParseErrorKind::TrailingBytes => "trailing_bytes",
             ParseErrorKind::TooLarge => "too_large",
+            ParseErrorKind::TooManyValues { .. } => "too_many_values",
         }
     }
 
@@ -190,6 +196,9 @@ impl fmt::Display for ParseError {
             }
             ParseErrorKind::TrailingBytes => write!(f, "bytes after the JSON value at byte {at}"),
             ParseErrorKind::TooLarge => write!(f, "body of 512 MiB or more: too large to parse"),
+            ParseErrorKind::TooManyValues { max_values } => {
+                write!(f, "more than {max_values} values (members and items)")
+            }
         }
     }
 }

@@ -76,6 +76,29 @@ pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
     parse_doc(bytes, max_depth).map(|doc| doc.root().to_value())
 }
 
+/// [`parse`], refusing a body of more than `max_values` values (the root, every member's
+/// value, every item) before the `serde_json` value is built: it takes up to 72 bytes a
+/// value, so a reader of large untrusted bodies bounds its memory by the count as well as
+/// by the bytes (the parse itself takes at most three times the body).
+///
+/// # Errors
+///
+/// As [`parse`]; [`ParseErrorKind::TooManyValues`] (at offset 0) past the bound.
+pub fn parse_within(
+    bytes: &[u8],
+    max_depth: usize,
+    max_values: usize,
+) -> Result<Value, ParseError> {
+    let doc = parse_doc(bytes, max_depth)?;
+    if doc.root().values() > max_values {
+        return Err(ParseError::new(
+            ParseErrorKind::TooManyValues { max_values },
+            0,
+        ));
+    }
+    Ok(doc.root().to_value())
+}
+
 /// [`parse`] into the guard's tape.
 pub(crate) fn parse_doc(bytes: &[u8], max_depth: usize) -> Result<Document<'_>, ParseError> {
     if bytes.len() >= MAX_DOCUMENT_BYTES {

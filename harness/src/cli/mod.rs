@@ -58,11 +58,9 @@ impl fmt::Display for WriteError {
     }
 }
 
-impl std::error::Error for WriteError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
+/// The I/O error is part of the message, so it is not a `source` as well: an error chain
+/// printed whole would say it twice.
+impl std::error::Error for WriteError {}
 
 /// Write `text` to stdout and flush. A closed stdout (its reader went away, as with
 /// `| head -1`) is not an error: the rest of the output is dropped and the command ends

@@ -66,6 +66,14 @@ pub struct Scaffold {
 /// Near-miss fixtures written, at most (one or two per variant class).
 const NEAR_MISS_MAX: usize = 40;
 
+/// The adversary's variants of a sample cost about its size times the number of its
+/// values (a variant of the whole body per value and class): past this product, summed
+/// over the samples, `init` takes no near misses from them, so that it stays linear in
+/// its samples (10 000 members in 148 KB would be gigabytes of variants). The inference
+/// and the given `--near-miss` files are unaffected; `airlock check` still runs the whole
+/// catalogue on the contract.
+const CATALOGUE_BUDGET: u64 = 2 << 20;
+
 /// Why `init` wrote nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -464,7 +472,24 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         }
         let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
         let given_count = scaffold.near_misses;
-        for case in generate(&contract, &corpus, 0, 0) {
+        let cost: u64 = accepted
+            .iter()
+            .zip(&accepted_bodies)
+            .map(|((_, body, _), (bytes, _))| {
+                (bytes.len() as u64).saturating_mul(crate::cases::values_in(body))
+            })
+            .fold(0, u64::saturating_add);
+        let variants = if cost <= CATALOGUE_BUDGET {
+            generate(&contract, &corpus, 0, 0)
+        } else {
+            scaffold.review.push(format!(
+                "no near misses were taken from the adversary's variants: the samples are \
+                 too large for them (size times values {cost}, more than {CATALOGUE_BUDGET}); \
+                 pass small rejected responses with --near-miss, and run `airlock check`"
+            ));
+            Vec::new()
+        };
+        for case in variants {
             if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
                 continue;
             }

@@ -3,7 +3,7 @@
 //! hand. Every byte is read with a bound and parsed strictly; a server gets a timeout per
 //! message and is killed (its whole process group) after a short grace.
 
-use airlock_guard::{parse, read_limited, ReadError, MAX_DEPTH_CEILING};
+use airlock_guard::{parse_within, read_limited, ParseErrorKind, ReadError, MAX_DEPTH_CEILING};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,72 @@ pub const MAX_ANSWER_BYTES: u64 = airlock_guard::MAX_BYTES_CEILING;
 /// At most this many `tools/list` pages are asked of a server (a server whose cursors
 /// never end is an error, not a loop).
 pub const MAX_PAGES: usize = 1000;
+
+/// A `tools/list` read whole, every page counted, is at most this long: paging does not
+/// multiply the bound of one answer. What import holds is then bounded by it (the
+/// parsed tools take at most about 20 times their bytes, for the hostile shape of
+/// millions of empty tools; tools with real schemas far less).
+pub const MAX_LIST_BYTES: u64 = MAX_ANSWER_BYTES;
+
+/// At most this many tools are listed, every page counted (real servers list tens,
+/// the largest a few hundred).
+pub const MAX_TOOLS: usize = 10_000;
+
+/// At most this many JSON values (every member's value and item) in all pages: parsed
+/// values take up to 72 bytes each, so this bounds what the list can take to about 300 MB
+/// whatever its shape (a real server's list holds about 40 values a tool).
+pub const MAX_LIST_VALUES: usize = 4_000_000;
+
+/// What the pages read so far hold: their bytes, values and tools, within
+/// [`MAX_LIST_BYTES`], [`MAX_LIST_VALUES`] and [`MAX_TOOLS`].
+#[derive(Debug, Default)]
+struct Tally {
+    bytes: u64,
+    values: usize,
+    tools: usize,
+}
+
+impl Tally {
+    /// Strict-parse a page or message, counting its values: past what the pages before it
+    /// left of [`MAX_LIST_VALUES`], an error before the values are built. The error says
+    /// what the bytes are (`not strict JSON: …`, or more values than the bound).
+    fn parse(&mut self, bytes: &[u8]) -> Result<Value, String> {
+        let left = MAX_LIST_VALUES - self.values;
+        let value = parse_within(bytes, MAX_DEPTH_CEILING, left).map_err(|e| match e.kind() {
+            ParseErrorKind::TooManyValues { .. } => format!(
+                "more than {MAX_LIST_VALUES} JSON values (every page counted): not a \
+                 server's tool list"
+            ),
+            _ => format!("not strict JSON: {}", e.masked_message()),
+        })?;
+        self.values += usize::try_from(crate::cases::values_in(&value)).unwrap_or(usize::MAX);
+        Ok(value)
+    }
+
+    /// Count a page of `bytes` bytes; an error past the bound.
+    fn bytes(&mut self, bytes: usize) -> Result<(), String> {
+        self.bytes = self.bytes.saturating_add(bytes as u64);
+        if self.bytes > MAX_LIST_BYTES {
+            return Err(format!(
+                "the tools/list pages together are larger than {MAX_LIST_BYTES} bytes: \
+                 not a server's tool list"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Count a page's tools; an error past the bound.
+    fn tools(&mut self, tools: usize) -> Result<(), String> {
+        self.tools = self.tools.saturating_add(tools);
+        if self.tools > MAX_TOOLS {
+            return Err(format!(
+                "more than {MAX_TOOLS} tools listed: not imported (import a server's tools \
+                 from a list of at most {MAX_TOOLS})"
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// The protocol version `initialize` offers.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -52,11 +118,18 @@ pub fn read_files(files: &[PathBuf]) -> Result<ToolsList, ImportError> {
         return Err(ImportError::Usage("no --tools-list file given".into()));
     }
     let mut tools = Vec::new();
+    let mut tally = Tally::default();
     for (i, path) in files.iter().enumerate() {
-        let bytes = read_file(path)?;
-        let value = parse(&bytes, MAX_DEPTH_CEILING)
-            .map_err(|e| input(path, format!("not strict JSON: {}", e.masked_message())))?;
-        let page = page_of(&value).map_err(|reason| input(path, reason))?;
+        let bytes = read_file(path, MAX_LIST_BYTES - tally.bytes)?;
+        tally
+            .bytes(bytes.len())
+            .map_err(|reason| input(path, reason))?;
+        let value = tally.parse(&bytes).map_err(|reason| input(path, reason))?;
+        drop(bytes);
+        let page = page_of(value).map_err(|reason| input(path, reason))?;
+        tally
+            .tools(page.tools.len())
+            .map_err(|reason| input(path, reason))?;
         tools.extend(page.tools);
         match (&page.next_cursor, files.get(i + 1)) {
             (Some(cursor), None) => {
@@ -89,9 +162,18 @@ pub fn read_files(files: &[PathBuf]) -> Result<ToolsList, ImportError> {
     })
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+/// Read `path`, at most `left` bytes (what the pages before it left of
+/// [`MAX_LIST_BYTES`]).
+fn read_file(path: &Path, left: u64) -> Result<Vec<u8>, ImportError> {
     let file = std::fs::File::open(path).map_err(|e| input(path, format!("cannot read: {e}")))?;
-    read_limited(file, MAX_ANSWER_BYTES).map_err(|e| match e {
+    read_limited(file, left).map_err(|e| match e {
+        ReadError::TooLarge { .. } if left < MAX_LIST_BYTES => input(
+            path,
+            format!(
+                "the tools/list pages together are larger than {MAX_LIST_BYTES} bytes: \
+                 not a server's tool list"
+            ),
+        ),
         ReadError::TooLarge { .. } => input(
             path,
             format!("larger than {MAX_ANSWER_BYTES} bytes: not a tools/list answer"),
@@ -136,10 +218,10 @@ struct Page {
 
 /// A page from a whole JSON-RPC response (`{"jsonrpc","id","result"}`) or a bare result
 /// (`{"tools": [...]}`).
-fn page_of(value: &Value) -> Result<Page, String> {
-    let object = value
-        .as_object()
-        .ok_or("not a tools/list answer: expected a JSON object")?;
+fn page_of(value: Value) -> Result<Page, String> {
+    let Value::Object(mut object) = value else {
+        return Err("not a tools/list answer: expected a JSON object".into());
+    };
     let result = if object.contains_key("jsonrpc") {
         if object.contains_key("method") {
             return Err(
@@ -154,23 +236,26 @@ fn page_of(value: &Value) -> Result<Page, String> {
                 rpc_error(error)
             ));
         }
-        object
-            .get("result")
-            .and_then(Value::as_object)
-            .ok_or("a JSON-RPC message without a result object: not a tools/list answer")?
+        match object.remove("result") {
+            Some(Value::Object(result)) => result,
+            _ => {
+                return Err(
+                    "a JSON-RPC message without a result object: not a tools/list answer".into(),
+                )
+            }
+        }
     } else {
         object
     };
     result_page(result)
 }
 
-fn result_page(result: &Map<String, Value>) -> Result<Page, String> {
-    let tools = result
-        .get("tools")
-        .ok_or("no \"tools\" member: not a tools/list answer (a JSON-RPC response line or its result object)")?
-        .as_array()
-        .ok_or("\"tools\" is not an array")?
-        .clone();
+fn result_page(mut result: Map<String, Value>) -> Result<Page, String> {
+    let tools = match result.remove("tools") {
+        None => return Err("no \"tools\" member: not a tools/list answer (a JSON-RPC response line or its result object)".into()),
+        Some(Value::Array(tools)) => tools,
+        Some(_) => return Err("\"tools\" is not an array".into()),
+    };
     let next_cursor = match result.get("nextCursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(cursor)) => Some(cursor.clone()),
@@ -207,6 +292,8 @@ struct Server {
     lines: mpsc::Receiver<Result<Vec<u8>, String>>,
     timeout: Duration,
     next_id: i64,
+    /// Every line read, and the tools listed, within their bounds.
+    tally: Tally,
 }
 
 fn server_error(reason: impl Into<String>) -> ImportError {
@@ -231,7 +318,8 @@ impl Server {
             .map_err(|e| server_error(format!("could not start `sh -c`: {e}")))?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
-        let (tx, lines) = mpsc::sync_channel(16);
+        // One line waits at most: a server's lines are never held beyond the one read.
+        let (tx, lines) = mpsc::sync_channel(0);
         if let Some(stdout) = stdout {
             thread::spawn(move || read_lines(stdout, &tx));
         }
@@ -241,6 +329,7 @@ impl Server {
             lines,
             timeout,
             next_id: 1,
+            tally: Tally::default(),
         })
     }
 
@@ -262,11 +351,12 @@ impl Server {
                 .as_ref()
                 .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
             let result = self.request("tools/list", params)?;
-            let page = result
-                .as_object()
-                .ok_or_else(|| "the tools/list result is not an object".to_owned())
-                .and_then(result_page)
-                .map_err(|e| server_error(format!("tools/list: {e}")))?;
+            let page = match result {
+                Value::Object(result) => result_page(result),
+                _ => Err("the tools/list result is not an object".to_owned()),
+            }
+            .and_then(|page| self.tally.tools(page.tools.len()).map(|()| page))
+            .map_err(|e| server_error(format!("tools/list: {e}")))?;
             tools.extend(page.tools);
             match page.next_cursor {
                 None => {
@@ -328,13 +418,15 @@ impl Server {
                     )))
                 }
             };
+            self.tally
+                .bytes(line.len())
+                .map_err(|e| server_error(format!("{method}: {e}")))?;
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let message = parse(&line, MAX_DEPTH_CEILING).map_err(|e| {
+            let message = self.tally.parse(&line).map_err(|reason| {
                 server_error(format!(
-                    "{method}: the server wrote a line that is not strict JSON: {}",
-                    e.masked_message()
+                    "{method}: the server wrote a line that is {reason}"
                 ))
             })?;
             if message.get("method").is_some() {
@@ -354,9 +446,14 @@ impl Server {
                     rpc_error(error)
                 )));
             }
+            drop(line);
+            let Value::Object(mut message) = message else {
+                return Err(server_error(format!(
+                    "{method}: an answer that is not an object"
+                )));
+            };
             return message
-                .get("result")
-                .cloned()
+                .remove("result")
                 .ok_or_else(|| server_error(format!("{method}: an answer with no result")));
         }
     }
@@ -445,24 +542,24 @@ mod tests {
     #[test]
     fn a_bare_result_and_a_response_line_are_both_pages() {
         let bare = json!({"tools": [{"name": "a"}], "nextCursor": "p2"});
-        let page = page_of(&bare).unwrap();
+        let page = page_of(bare).unwrap();
         assert_eq!(page.tools.len(), 1);
         assert_eq!(page.next_cursor.as_deref(), Some("p2"));
         let line = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}});
-        assert!(page_of(&line).unwrap().next_cursor.is_none());
+        assert!(page_of(line).unwrap().next_cursor.is_none());
     }
 
     #[test]
     fn an_error_answer_a_request_and_a_missing_tools_array_are_not_pages() {
         let error =
             json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "nope"}});
-        assert!(page_of(&error).unwrap_err().contains("-32601"));
+        assert!(page_of(error).unwrap_err().contains("-32601"));
         let request = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-        assert!(page_of(&request).unwrap_err().contains("request"));
-        assert!(page_of(&json!({"tool": []}))
+        assert!(page_of(request).unwrap_err().contains("request"));
+        assert!(page_of(json!({"tool": []}))
             .unwrap_err()
             .contains("\"tools\""));
-        assert!(page_of(&json!({"tools": [], "nextCursor": 3}))
+        assert!(page_of(json!({"tools": [], "nextCursor": 3}))
             .unwrap_err()
             .contains("nextCursor"));
     }
