@@ -315,8 +315,18 @@ fn with_stdout_closed(args: &[&str], input: &[u8]) -> Output {
 const UNCONTRACTED_CALL: &[u8] =
     b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\",\"arguments\":{}}}\n";
 
-/// A stdio MCP server that reads everything and answers nothing.
-const SILENT_SERVER: &str = "cat >/dev/null";
+/// The proxy, every contract of the repository, in front of a stdio MCP server that reads
+/// everything and answers nothing.
+const PROXY_SILENT_SERVER: [&str; 8] = [
+    "mcp",
+    "proxy",
+    "--contracts",
+    "schemas",
+    "--",
+    "sh",
+    "-c",
+    "cat >/dev/null",
+];
 
 #[test]
 fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
@@ -395,20 +405,7 @@ fn a_closed_stdout_ends_every_command_quietly_with_the_exit_code_of_its_work() {
             0,
         ),
         // The client stops reading: the proxy ends quietly (docs/mcp.md, exit 0).
-        (
-            &[
-                "mcp",
-                "proxy",
-                "--contracts",
-                "schemas",
-                "--",
-                "sh",
-                "-c",
-                SILENT_SERVER,
-            ],
-            UNCONTRACTED_CALL,
-            0,
-        ),
+        (&PROXY_SILENT_SERVER, UNCONTRACTED_CALL, 0),
         // The sidecar stops at the first failed write (exit 3).
         (
             &["guard", "--contract", "schemas/review_status"],
@@ -664,33 +661,14 @@ fn a_closed_stderr_never_changes_the_exit_code() {
         ),
         (vec!["mcp", "import", "--tools-list", missing], "", 2),
         // One stderr line per call of a tool without a contract, refused or passed.
+        (PROXY_SILENT_SERVER.to_vec(), &call, 0),
         (
-            vec![
-                "mcp",
-                "proxy",
-                "--contracts",
-                "schemas",
-                "--",
-                "sh",
-                "-c",
-                SILENT_SERVER,
-            ],
-            &call,
-            0,
-        ),
-        (
-            vec![
-                "mcp",
-                "proxy",
-                "--contracts",
-                "schemas",
-                "--unguarded",
-                "pass",
-                "--",
-                "sh",
-                "-c",
-                SILENT_SERVER,
-            ],
+            [
+                &PROXY_SILENT_SERVER[..4],
+                &["--unguarded", "pass"],
+                &PROXY_SILENT_SERVER[4..],
+            ]
+            .concat(),
             &call,
             0,
         ),

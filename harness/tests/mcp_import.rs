@@ -784,17 +784,7 @@ fn a_tool_list_is_bounded_in_tools_values_and_bytes_across_its_pages() {
             .collect();
         format!(r#"{{"tools":[{}]{cursor}}}"#, listed.join(","))
     };
-    let import = |files: &[&std::path::Path]| {
-        let mut args = vec![
-            "mcp",
-            "import",
-            "--out",
-            out.to_str().unwrap(),
-            "--tools-list",
-        ];
-        args.extend(files.iter().map(|f| f.to_str().unwrap()));
-        run(&args)
-    };
+    let import = |files: &[&Path]| import_files(files, temp.path());
     // 10 000 tools over two pages are a list; one more is not.
     let first = write("p1.json", tools(0, 6_000, r#","nextCursor":"2""#));
     let second = write("p2.json", tools(6_000, 4_000, ""));

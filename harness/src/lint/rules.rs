@@ -275,7 +275,8 @@ impl<'s> Linter<'s> {
                     &at,
                     format!(
                         "`{pattern}` quantifies a group that holds a quantifier: exponential on \
-                         backtracking engines (Airlock's own is linear, other consumers may not be)"
+                         backtracking engines; Airlock's engine never backtracks, but its time \
+                         grows with the pattern's size times the string's length"
                     ),
                 );
             }
