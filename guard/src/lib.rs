@@ -93,7 +93,7 @@ pub use resources::Resources;
 pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
 pub use schema::{
     CompiledSchema, Dialect, SchemaError, SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12,
-    MAX_EXPLAINED_BYTES, MAX_IN_PLACE,
+    MAX_EXPLAINED_BYTES, MAX_IN_PLACE, MAX_PATTERN_POSITIONS,
 };
 pub use upstream::{
     invisible, FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput,

@@ -24,6 +24,7 @@ use diagnose::{diagnose, unexplained};
 pub use dialect::{Dialect, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12};
 pub(crate) use shape::can_contain;
 use shape::check_patterns;
+pub use shape::MAX_PATTERN_POSITIONS;
 
 /// Why a schema could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,16 @@ pub enum SchemaError {
         pattern: String,
         /// The size limit, in bytes of compiled program.
         limit: usize,
+    },
+    /// A `pattern` (or `patternProperties` key) whose counted repetitions, expanded, hold
+    /// more than [`MAX_PATTERN_POSITIONS`] characters and classes (`^(b{1,300}){1,100}$`
+    /// holds 30 000): the engine never backtracks, but when it falls back from its lazy
+    /// DFA its time per byte of a string grows with that size.
+    PatternTooCostly {
+        /// The pattern as written.
+        pattern: String,
+        /// Its expanded size (saturating).
+        positions: u64,
     },
     /// A reference cycle that applies schemas to the same value without ever stepping into
     /// a member or an item: it would admit any value. The locations it passes through,
@@ -99,6 +110,18 @@ impl fmt::Display for SchemaError {
                 "pattern `{pattern}` compiles to more than the `regex` engine's size limit \
                  ({limit} bytes): bound its repetitions, or use an ASCII class such as \
                  `[A-Za-z0-9_]` (or `(?-u:\\w)`) in place of the Unicode-aware `\\w`"
+            ),
+            SchemaError::PatternTooCostly { pattern, positions } => write!(
+                f,
+                "pattern `{pattern}` expands to {} characters and classes, more than \
+                 {MAX_PATTERN_POSITIONS}: a string could cost it that many steps a byte; \
+                 bound the string with `maxLength` and the pattern's repetitions with \
+                 `*`/`+` or small counts, never a counted group inside a counted group",
+                if *positions == u64::MAX {
+                    "too many".to_owned()
+                } else {
+                    positions.to_string()
+                },
             ),
             SchemaError::RefCycle(cycle) => write!(
                 f,
@@ -626,6 +649,41 @@ mod tests {
         assert!(matches!(err, SchemaError::PatternTooBig { .. }), "{err:?}");
         assert!(text.contains("size limit"), "{text}");
         assert!(!text.contains("backtracking"), "{text}");
+    }
+
+    #[test]
+    fn a_pattern_whose_expanded_size_passes_the_bound_is_refused_at_load() {
+        // Nested counted groups: 30 000 and 5 000 positions (7.5 s and 0.3 s on one string).
+        for pattern in [
+            "^(b{1,300}){1,100}$",
+            "^(b{1,100}){1,50}$",
+            "^(?:ab{2}){3000}$",
+        ] {
+            let err = compile(json!({"pattern": pattern})).unwrap_err();
+            assert!(
+                matches!(err, SchemaError::PatternTooCostly { .. }),
+                "{pattern}: {err:?}"
+            );
+            assert!(err.to_string().contains("maxLength"), "{err}");
+            let err = compile(json!({"patternProperties": {pattern: true}})).unwrap_err();
+            assert!(
+                matches!(err, SchemaError::PatternTooCostly { .. }),
+                "{err:?}"
+            );
+        }
+        // What honest schemas write loads: Unicode classes count once, `*`/`+` once or
+        // twice, a length bound of a thousand characters is a thousand.
+        for pattern in [
+            "^\\w{1,64}$",
+            "^[a-zA-Z0-9._%+-]{1,64}@[a-zA-Z0-9.-]{1,255}\\.[a-zA-Z]{2,63}$",
+            "^.{0,1000}$",
+            "^[\\s\\S]{0,4096}$",
+            "^(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}$",
+            "^(a+)+$",
+        ] {
+            assert!(compile(json!({"pattern": pattern})).is_ok(), "{pattern}");
+        }
+        assert!(compile(json!({"pattern": "^.{0,4097}$"})).is_err());
     }
 
     #[test]
