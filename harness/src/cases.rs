@@ -192,21 +192,6 @@ const PLACEHOLDER: &str = "\u{0}airlock-splice\u{0}";
 /// Serialise `document` with the value at `pointer` replaced by the raw bytes `raw`
 /// (which need not be valid JSON: duplicates, invalid UTF-8, lone surrogates …).
 /// `None` when `pointer` does not exist.
-/// How many values `value` holds, itself included.
-pub(crate) fn values_in(value: &Value) -> u64 {
-    let mut count = 0u64;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        count += 1;
-        match v {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(members) => stack.extend(members.values()),
-            _ => {}
-        }
-    }
-    count
-}
-
 pub(crate) fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
     let mut doc = document.clone();
     *doc.pointer_mut(pointer)? = Value::String(PLACEHOLDER.to_owned());

@@ -387,7 +387,6 @@ impl<'a> Node<'a> {
         Some(at)
     }
 
-    /// An owned `serde_json` copy.
     /// How many values this one holds, itself included.
     pub(crate) fn values(self) -> usize {
         enum Open<'a> {
@@ -420,19 +419,14 @@ impl<'a> Node<'a> {
         count
     }
 
+    /// An owned `serde_json` copy.
     pub(crate) fn to_value(self) -> Value {
         match self.view() {
             View::Null => Value::Null,
             View::Bool(b) => Value::Bool(b),
             View::Number(n) => Value::Number(n),
             View::String(text) => Value::String(text.to_owned()),
-            View::Array(items) => {
-                // Sized first: collecting would grow by doubling, up to three times the
-                // items' memory while a reallocation copies.
-                let mut values = Vec::with_capacity(items.len());
-                values.extend(items.iter().map(Node::to_value));
-                Value::Array(values)
-            }
+            View::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
             View::Object(object) => Value::Object(
                 object
                     .iter()

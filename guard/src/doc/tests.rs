@@ -212,16 +212,20 @@ fn values_counts_every_member_value_and_item_once_and_parse_within_refuses_past_
             values,
             "{body}"
         );
-        assert!(
-            crate::parse_within(body.as_bytes(), 64, values).is_ok(),
-            "{body}"
+        let mut budget = values + 2;
+        assert!(crate::parse_within(body.as_bytes(), 64, &mut budget).is_ok());
+        assert_eq!(
+            budget, 2,
+            "{body}: the budget is reduced by the values built"
         );
-        let err = crate::parse_within(body.as_bytes(), 64, values - 1).unwrap_err();
+        let mut budget = values - 1;
+        let err = crate::parse_within(body.as_bytes(), 64, &mut budget).unwrap_err();
         assert_eq!(
             err.kind(),
             &crate::ParseErrorKind::TooManyValues {
                 max_values: values - 1
             }
         );
+        assert_eq!(budget, values - 1, "a refused body spends nothing");
     }
 }

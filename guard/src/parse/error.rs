@@ -55,9 +55,9 @@ pub enum ParseErrorKind {
     /// A body of 512 MiB or more: past what the parsed form addresses (the guard's own
     /// limit, [`MAX_BYTES_CEILING`](crate::MAX_BYTES_CEILING), is far below).
     TooLarge,
-    /// More values than [`parse_within`](crate::parse_within) was allowed to build.
+    /// More values than [`parse_within`](crate::parse_within)'s budget allowed.
     TooManyValues {
-        /// The bound.
+        /// The budget the body passed.
         max_values: usize,
     },
 }

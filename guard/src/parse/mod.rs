@@ -76,26 +76,33 @@ pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Value, ParseError> {
     parse_doc(bytes, max_depth).map(|doc| doc.root().to_value())
 }
 
-/// [`parse`], refusing a body of more than `max_values` values (the root, every member's
-/// value, every item) before the `serde_json` value is built: it takes up to 72 bytes a
-/// value, so a reader of large untrusted bodies bounds its memory by the count as well as
-/// by the bytes (the parse itself takes at most three times the body).
+/// [`parse`] within a budget of values (the root, every member's value, every item):
+/// a body of more than `*budget` values is refused before the `serde_json` value is
+/// built, which takes up to 72 bytes a value; else `*budget` is reduced by the values
+/// built, so one budget can bound several documents (the pages of a list). A reader of
+/// large untrusted bodies so bounds its memory by a count as well as by the bytes (the
+/// parse itself takes at most three times the body).
 ///
 /// # Errors
 ///
-/// As [`parse`]; [`ParseErrorKind::TooManyValues`] (at offset 0) past the bound.
+/// As [`parse`]; [`ParseErrorKind::TooManyValues`] (at offset 0, the budget left
+/// untouched) past the budget.
 pub fn parse_within(
     bytes: &[u8],
     max_depth: usize,
-    max_values: usize,
+    budget: &mut usize,
 ) -> Result<Value, ParseError> {
     let doc = parse_doc(bytes, max_depth)?;
-    if doc.root().values() > max_values {
+    let values = doc.root().values();
+    if values > *budget {
         return Err(ParseError::new(
-            ParseErrorKind::TooManyValues { max_values },
+            ParseErrorKind::TooManyValues {
+                max_values: *budget,
+            },
             0,
         ));
     }
+    *budget -= values;
     Ok(doc.root().to_value())
 }
 

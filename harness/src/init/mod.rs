@@ -475,9 +475,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         let cost: u64 = accepted
             .iter()
             .zip(&accepted_bodies)
-            .map(|((_, body, _), (bytes, _))| {
-                (bytes.len() as u64).saturating_mul(crate::cases::values_in(body))
-            })
+            .map(|((_, body, _), (bytes, _))| (bytes.len() as u64).saturating_mul(values_in(body)))
             .fold(0, u64::saturating_add);
         let variants = if cost <= CATALOGUE_BUDGET {
             generate(&contract, &corpus, 0, 0)
@@ -534,6 +532,21 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     scaffold.contract = contract_dir;
     scaffold.corpus = corpus_dir;
     Ok(scaffold)
+}
+
+/// How many values `value` holds, itself included.
+fn values_in(value: &Value) -> u64 {
+    let mut count = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    count
 }
 
 fn pretty(value: &Value) -> Vec<u8> {

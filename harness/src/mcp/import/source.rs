@@ -23,9 +23,8 @@ pub const MAX_ANSWER_BYTES: u64 = airlock_guard::MAX_BYTES_CEILING;
 pub const MAX_PAGES: usize = 1000;
 
 /// A `tools/list` read whole, every page counted, is at most this long: paging does not
-/// multiply the bound of one answer. What import holds is then bounded by it (the
-/// parsed tools take at most about 20 times their bytes, for the hostile shape of
-/// millions of empty tools; tools with real schemas far less).
+/// multiply the bound of one answer. With [`MAX_LIST_VALUES`] it bounds what import
+/// holds.
 pub const MAX_LIST_BYTES: u64 = MAX_ANSWER_BYTES;
 
 /// At most this many tools are listed, every page counted (real servers list tens,
@@ -37,30 +36,35 @@ pub const MAX_TOOLS: usize = 10_000;
 /// whatever its shape (a real server's list holds about 40 values a tool).
 pub const MAX_LIST_VALUES: usize = 4_000_000;
 
-/// What the pages read so far hold: their bytes, values and tools, within
-/// [`MAX_LIST_BYTES`], [`MAX_LIST_VALUES`] and [`MAX_TOOLS`].
-#[derive(Debug, Default)]
+/// What the pages read so far hold: their bytes and tools, and the values they leave of
+/// [`MAX_LIST_VALUES`]; within [`MAX_LIST_BYTES`] and [`MAX_TOOLS`].
+#[derive(Debug)]
 struct Tally {
     bytes: u64,
-    values: usize,
+    values_left: usize,
     tools: usize,
 }
 
 impl Tally {
-    /// Strict-parse a page or message, counting its values: past what the pages before it
-    /// left of [`MAX_LIST_VALUES`], an error before the values are built. The error says
-    /// what the bytes are (`not strict JSON: …`, or more values than the bound).
+    fn new() -> Self {
+        Self {
+            bytes: 0,
+            values_left: MAX_LIST_VALUES,
+            tools: 0,
+        }
+    }
+
+    /// Strict-parse a page or message within the values the pages before it left: past
+    /// them, an error before the values are built. The error says what the bytes are
+    /// (`not strict JSON: …`, or more values than the bound).
     fn parse(&mut self, bytes: &[u8]) -> Result<Value, String> {
-        let left = MAX_LIST_VALUES - self.values;
-        let value = parse_within(bytes, MAX_DEPTH_CEILING, left).map_err(|e| match e.kind() {
+        parse_within(bytes, MAX_DEPTH_CEILING, &mut self.values_left).map_err(|e| match e.kind() {
             ParseErrorKind::TooManyValues { .. } => format!(
                 "more than {MAX_LIST_VALUES} JSON values (every page counted): not a \
                  server's tool list"
             ),
             _ => format!("not strict JSON: {}", e.masked_message()),
-        })?;
-        self.values += usize::try_from(crate::cases::values_in(&value)).unwrap_or(usize::MAX);
-        Ok(value)
+        })
     }
 
     /// Count a page of `bytes` bytes; an error past the bound.
@@ -118,7 +122,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<ToolsList, ImportError> {
         return Err(ImportError::Usage("no --tools-list file given".into()));
     }
     let mut tools = Vec::new();
-    let mut tally = Tally::default();
+    let mut tally = Tally::new();
     for (i, path) in files.iter().enumerate() {
         let bytes = read_file(path, MAX_LIST_BYTES - tally.bytes)?;
         tally
@@ -329,7 +333,7 @@ impl Server {
             lines,
             timeout,
             next_id: 1,
-            tally: Tally::default(),
+            tally: Tally::new(),
         })
     }
 
