@@ -6,7 +6,9 @@
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+
+use super::values::unique;
 
 /// Values kept per schema node.
 const PER_NODE: usize = 10;
@@ -57,8 +59,11 @@ struct Generator<'a> {
     nodes: usize,
 }
 
+/// Values a node's list holds at most.
+const KEPT: usize = PER_NODE * 4;
+
 fn push_unique(out: &mut Vec<Value>, value: Value) {
-    if out.len() < PER_NODE * 4 && !out.contains(&value) {
+    if out.len() < KEPT && !out.contains(&value) {
         out.push(value);
     }
 }
@@ -90,13 +95,8 @@ fn merge(a: &Map<String, Value>, b: &Value) -> Map<String, Value> {
                 out.insert(key.clone(), Value::Object(joined));
             }
             ("required", Some(Value::Array(mine))) => {
-                let mut joined = mine.clone();
-                for name in value.as_array().into_iter().flatten() {
-                    if !joined.contains(name) {
-                        joined.push(name.clone());
-                    }
-                }
-                out.insert(key.clone(), Value::Array(joined));
+                let joined = mine.iter().chain(value.as_array().into_iter().flatten());
+                out.insert(key.clone(), Value::Array(unique(joined.cloned())));
             }
             ("type", Some(mine)) => {
                 let set = |v: &Value| -> BTreeSet<String> {
@@ -484,9 +484,10 @@ impl Generator<'_> {
             base.insert(name.clone(), first.clone());
             choices.push((name.clone(), values));
         }
+        let required_names: HashSet<&String> = required.iter().collect();
         let optional: Vec<String> = properties
             .keys()
-            .filter(|n| !required.contains(n) && allowed(n))
+            .filter(|n| !required_names.contains(n) && allowed(n))
             .cloned()
             .collect();
         let mut optional_values = Vec::new();
@@ -519,8 +520,12 @@ impl Generator<'_> {
         push_unique(&mut out, Value::Object(padded.clone()));
         // One member at a time: every other value of a required member, each optional
         // member added, then all of them.
+        // (A wide object is copied per value only while the list has room.)
         for (name, values) in &choices {
             for v in values.iter().skip(1) {
+                if out.len() >= KEPT {
+                    break;
+                }
                 let mut o = padded.clone();
                 o.insert(name.clone(), v.clone());
                 push_unique(&mut out, Value::Object(o));
@@ -528,6 +533,9 @@ impl Generator<'_> {
         }
         for (name, _, values) in &optional_values {
             for v in values.iter().take(3) {
+                if out.len() >= KEPT {
+                    break;
+                }
                 let mut o = padded.clone();
                 o.insert(name.clone(), v.clone());
                 push_unique(&mut out, Value::Object(o));

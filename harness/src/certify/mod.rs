@@ -17,6 +17,7 @@ pub mod reports;
 mod semantic;
 mod structural;
 mod tools;
+mod values;
 mod vendor;
 mod view;
 mod witness;
@@ -37,7 +38,7 @@ pub use view::{Direction, View};
 use witness::{candidates, set_at, Judge};
 
 /// How a change affects those who depend on the contract, strongest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     /// A response admitted before is rejected now (for a request: arguments accepted
@@ -379,6 +380,13 @@ const MAX_BASES: usize = 48;
 const MAX_VISIBILITY_WITNESSES: usize = 6;
 /// Verdict pairs computed for one structural change's witness search.
 const MAX_TRIALS: usize = 2000;
+/// Structural changes past which the set algebra is not asked (see `beyond_the_algebra`).
+const MAX_ALGEBRA_CHANGES: usize = 32;
+/// `enum` values past which the set algebra is not asked.
+const MAX_ALGEBRA_ENUM: usize = 10_000;
+/// Agent fields the algebra is asked about per newly admitted witness (each question
+/// intersects the whole old version); the others are left undecided.
+const MAX_FIELD_QUESTIONS: usize = 64;
 /// A difference schema longer than this (as JSON text) is not generated from (a
 /// SchemaStore-sized one runs to megabytes); the structural witnesses and the bases
 /// still apply.
@@ -394,11 +402,14 @@ pub fn compare(
     bases: Vec<Value>,
 ) -> Certificate {
     let (od, nd) = (old.document(), new.document());
-    let judge = Judge { old, new };
+    let judge = Judge::new(old, new);
     let bases = judge.bases(bases);
+    let structural = merged(structural::diff_view(od, nd, view));
     // The two versions, then the two directions, each pair on two threads.
     let canonical = if od == nd {
         Err("the same document".to_owned())
+    } else if let Some(reason) = beyond_the_algebra(&structural, od, nd) {
+        Err(reason)
     } else {
         std::thread::scope(|scope| {
             let old = scope.spawn(|| semantic::canonical(od));
@@ -434,7 +445,7 @@ pub fn compare(
     // Structural changes, each with a witness when one is found; a change the proofs
     // contradict is an artefact of reading the documents and is dropped.
     let mut changes = Vec::new();
-    for mut change in merged(structural::diff_view(od, nd, view)) {
+    for mut change in structural {
         let witness = judge.structural_witness(&change, &bases);
         match witness {
             Some(w) => {
@@ -625,22 +636,64 @@ pub fn compare(
     certificate
 }
 
+/// Why the set algebra is not asked about two versions, when its cost would not be
+/// bounded by their size: it grows with the cube of the locations that change (their
+/// negations are distributed over each other; 100 members changing type cost 2.3 GB) and
+/// with the square of an `enum`'s values. The verdict then rests on the structural
+/// changes, their witnesses and the fixtures; the certificate says why.
+fn beyond_the_algebra(changes: &[Change], old: &Value, new: &Value) -> Option<String> {
+    if changes.len() > MAX_ALGEBRA_CHANGES {
+        return Some(format!(
+            "{} locations change, more than the {MAX_ALGEBRA_CHANGES} the algebra is asked about",
+            changes.len()
+        ));
+    }
+    let longest = longest_enum(old).max(longest_enum(new));
+    (longest > MAX_ALGEBRA_ENUM).then(|| {
+        format!("an enum of {longest} values, more than the {MAX_ALGEBRA_ENUM} the algebra is asked about")
+    })
+}
+
+/// The number of values of the longest `enum` array anywhere in `document`.
+fn longest_enum(document: &Value) -> usize {
+    let mut longest = 0;
+    let mut todo = vec![document];
+    while let Some(v) = todo.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::Array(values)) = map.get("enum") {
+                    longest = longest.max(values.len());
+                }
+                todo.extend(map.values());
+            }
+            Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    longest
+}
+
 /// Changes that are one edit seen at many locations (a definition reached along several
 /// paths): the same class, kind, detail and member name, kept once at the first
 /// location, the others counted in the detail.
 fn merged(changes: Vec<Change>) -> Vec<Change> {
     let mut out: Vec<(Change, usize)> = Vec::new();
+    let mut seen: std::collections::HashMap<(Class, &'static str, String, String), usize> =
+        std::collections::HashMap::new();
     for change in changes {
-        let last = |p: &str| p.rsplit('/').next().unwrap_or_default().to_owned();
-        let same = out.iter_mut().find(|(c, _)| {
-            c.class == change.class
-                && c.kind == change.kind
-                && c.detail == change.detail
-                && last(&c.pointer) == last(&change.pointer)
-        });
-        match same {
-            Some((_, more)) => *more += 1,
-            None => out.push((change, 0)),
+        let last = change.pointer.rsplit('/').next().unwrap_or_default();
+        let key = (
+            change.class,
+            change.kind,
+            change.detail.clone(),
+            last.to_owned(),
+        );
+        match seen.get(&key) {
+            Some(&at) => out[at].1 += 1,
+            None => {
+                seen.insert(key, out.len());
+                out.push((change, 0));
+            }
         }
     }
     out.into_iter()
@@ -730,7 +783,11 @@ fn visibility(
         );
     };
     let mut undecided = Vec::new();
-    for (pointer, question, detail) in questions {
+    for (i, (pointer, question, detail)) in questions.into_iter().enumerate() {
+        if i >= MAX_FIELD_QUESTIONS {
+            undecided.push(pointer);
+            continue;
+        }
         match semantic::restricted(old, &question, dialect).0 {
             Answer::No => return (Class::AgentVisible, format!("{pointer}: {detail}")),
             Answer::Yes => {}
@@ -746,8 +803,12 @@ fn visibility(
         (
             Class::Unknown,
             format!(
-                "newly admitted; undecided whether {} can reach the agent",
-                undecided.join(", ")
+                "newly admitted; undecided whether {}{} can reach the agent",
+                undecided[..undecided.len().min(16)].join(", "),
+                match undecided.len().saturating_sub(16) {
+                    0 => String::new(),
+                    more => format!(" and {more} more agent fields"),
+                }
             ),
         )
     }

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
+use super::values::{named, ValueSet};
 use super::{Change, Class, Evidence, View};
 use crate::schema::schema_at;
 
@@ -387,14 +388,15 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
     let values = |s: &[&Value]| keyword(s, "enum").and_then(Value::as_array).cloned();
     match (values(o), values(n)) {
         (Some(ov), Some(nv)) if ov != nv => {
-            let removed: Vec<Value> = ov.iter().filter(|v| !nv.contains(v)).cloned().collect();
-            let added: Vec<Value> = nv.iter().filter(|v| !ov.contains(v)).cloned().collect();
+            let (os, ns): (ValueSet, ValueSet) = (ov.iter().collect(), nv.iter().collect());
+            let removed: Vec<Value> = ov.iter().filter(|v| !ns.contains(v)).cloned().collect();
+            let added: Vec<Value> = nv.iter().filter(|v| !os.contains(v)).cloned().collect();
             if !removed.is_empty() {
                 push(
                     Class::Breaking,
                     "enum_narrowed",
                     pointer,
-                    format!("no longer allowed: {}", Value::from(removed)),
+                    format!("no longer allowed: {}", named(&removed)),
                 );
             }
             if !added.is_empty() {
@@ -403,7 +405,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                     class,
                     kind,
                     pointer,
-                    format!("newly allowed: {}{why}", Value::from(added)),
+                    format!("newly allowed: {}{why}", named(&added)),
                 );
             }
         }
@@ -411,13 +413,13 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             Class::Breaking,
             "enum_narrowed",
             pointer,
-            format!("only {} allowed now", Value::from(nv)),
+            format!("only {} allowed now", named(&nv)),
         ),
         (Some(ov), None) => push(
             loosened,
             "enum_widened",
             pointer,
-            format!("no longer only {}{}", Value::from(ov), view.why(pointer)),
+            format!("no longer only {}{}", named(&ov), view.why(pointer)),
         ),
         _ => {}
     }

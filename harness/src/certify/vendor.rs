@@ -11,6 +11,7 @@ use airlock_guard::{Contract, Guard, InputKind, Pointer, Request, VendorInput};
 use serde_json::{json, Value};
 use std::path::Path;
 
+use super::values::unique;
 use super::{
     candidates, compare, generate, replay, set_at, structural, Certificate, Change, Class,
     Evidence, View, Witness,
@@ -328,12 +329,9 @@ fn probe(
         }
     }
     values.extend(candidates(&o, &n));
-    let mut edits: Vec<Option<Value>> = vec![None];
-    for v in values {
-        if !edits.contains(&Some(v.clone())) {
-            edits.push(Some(v));
-        }
-    }
+    let edits: Vec<Option<Value>> = std::iter::once(None)
+        .chain(unique(values).into_iter().map(Some))
+        .collect();
     let mut found: Vec<Change> = Vec::new();
     let mut noted: Option<(Value, String)> = None;
     let mut probes = 0;

@@ -42,12 +42,11 @@ impl View {
     /// or holds one of the agent fields, or is the forwarded failure code.
     pub fn visible(&self, pointer: &str) -> bool {
         self.direction == Direction::Response
-            && (self.agent.iter().any(|f| {
-                f.is_empty()
-                    || pointer == f
-                    || pointer.starts_with(&format!("{f}/"))
-                    || f.starts_with(&format!("{pointer}/"))
-            }) || (self.envelope && pointer == FAILURE_CODE))
+            && (self
+                .agent
+                .iter()
+                .any(|f| f.is_empty() || pointer == f || inside(pointer, f) || inside(f, pointer))
+                || (self.envelope && pointer == FAILURE_CODE))
     }
 
     /// Whether a location is, or lies inside, an agent field (what the agent receives
@@ -57,7 +56,7 @@ impl View {
             && self
                 .agent
                 .iter()
-                .any(|f| f.is_empty() || pointer == f || pointer.starts_with(&format!("{f}/")))
+                .any(|f| f.is_empty() || pointer == f || inside(pointer, f))
     }
 
     /// The class of a change that only admits more at `pointer`.
@@ -114,4 +113,11 @@ impl View {
             self.why(pointer).to_owned(),
         )
     }
+}
+
+/// Whether the location `pointer` lies strictly inside the location `outer`.
+fn inside(pointer: &str, outer: &str) -> bool {
+    pointer.len() > outer.len()
+        && pointer.starts_with(outer)
+        && pointer.as_bytes()[outer.len()] == b'/'
 }

@@ -6,16 +6,61 @@
 
 use airlock_guard::CompiledSchema;
 use serde_json::{json, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 
+use super::values::{unique, ValueSet};
 use super::*;
+
+/// Values judged in the search for structural witnesses, over all changes of one
+/// certificate: the search is linear in the size of the documents, whatever the number of
+/// changes (4 000 members changing type would otherwise cost 4 000 searches over 4 000
+/// members each). Past it, a change keeps its structural evidence, with no witness.
+const MAX_WITNESS_WORK: usize = 20_000_000;
+/// What compiling a pair of probe schemas costs, per value of the documents, in values
+/// judged.
+const PROBE_COST: usize = 16;
+
+/// A location whose bases were built, and whether from the old version.
+type BuiltAt = (String, bool);
 
 /// The guard's compiled schemas of both versions: the only judges of a witness.
 pub(super) struct Judge<'a> {
     pub(super) old: &'a CompiledSchema,
     pub(super) new: &'a CompiledSchema,
+    /// Values judged for structural witnesses so far, and how many may be.
+    work: Cell<usize>,
+    budget: usize,
+    /// The bases lacking a location that got it built (per location and version),
+    /// shared by every change under it.
+    built: RefCell<HashMap<BuiltAt, Rc<Vec<Value>>>>,
+}
+
+impl<'a> Judge<'a> {
+    pub(super) fn new(old: &'a CompiledSchema, new: &'a CompiledSchema) -> Self {
+        Judge {
+            old,
+            new,
+            work: Cell::new(0),
+            budget: MAX_WITNESS_WORK,
+            built: RefCell::new(HashMap::new()),
+        }
+    }
 }
 
 impl Judge<'_> {
+    /// Spend `cost` values of the witness search; false once the search is spent (the
+    /// last spending may pass the budget by its cost).
+    fn spend(&self, cost: usize) -> bool {
+        let spent = self.work.get();
+        if spent >= self.budget {
+            return false;
+        }
+        self.work.set(spent.saturating_add(cost));
+        true
+    }
+
     pub(super) fn verdicts(&self, v: &Value) -> (bool, bool) {
         (self.old.is_valid(v), self.new.is_valid(v))
     }
@@ -97,13 +142,11 @@ impl Judge<'_> {
             }
         }
         values.extend(candidates(&o, &n));
-        let mut edits: Vec<Option<Value>> = vec![None];
-        for v in values {
-            if !edits.contains(&Some(v.clone())) {
-                edits.push(Some(v));
-            }
-        }
-        let (os, ns) = (listed(&o), listed(&n));
+        let edits: Vec<Option<Value>> = std::iter::once(None)
+            .chain(unique(values).into_iter().map(Some))
+            .collect();
+        let (os, ns): (ValueSet, ValueSet) =
+            (listed(&o).iter().collect(), listed(&n).iter().collect());
         let telling =
             |v: &Option<Value>| v.as_ref().is_some_and(|v| os.contains(v) != ns.contains(v));
         let wanted = |old_admits: bool| match change.class {
@@ -126,20 +169,17 @@ impl Judge<'_> {
         } else {
             nd
         };
-        let built: Vec<Value> = bases
-            .iter()
-            .filter(|b| b.pointer(parent).is_none())
-            .take(MAX_BUILT_BASES)
-            .filter_map(|b| {
-                let mut b = b.clone();
-                materialize(&mut b, parent, side).then_some(b)
-            })
-            .collect();
+        let built = self.built(bases, parent, side, change.class == Class::Breaking);
         for base in bases
             .iter()
             .filter(|b| b.pointer(parent).is_some())
-            .chain(&built)
+            .chain(built.iter())
         {
+            // Each trial judges (and copies) about the base's values.
+            let cost = values_in(base);
+            if !self.spend(cost) {
+                return best.map(|(_, w)| w);
+            }
             let before = self.verdicts(base);
             let own = base
                 .pointer(&change.pointer)
@@ -148,7 +188,7 @@ impl Judge<'_> {
                 .unwrap_or_default();
             for edit in edits.iter().cloned().chain(own.into_iter().map(Some)) {
                 trials += 1;
-                if trials > MAX_TRIALS {
+                if trials > MAX_TRIALS || !self.spend(cost) {
                     return best.map(|(_, w)| w);
                 }
                 let rank = if telling(&edit) { 1 } else { 2 };
@@ -161,7 +201,14 @@ impl Judge<'_> {
                     continue;
                 }
                 let isolated = (a, b) != before;
-                let probe = probe.get_or_insert_with(|| self.probes(change));
+                let probe = probe.get_or_insert_with(|| {
+                    let documents = values_in(od) + values_in(nd);
+                    if self.spend(documents.saturating_mul(PROBE_COST)) {
+                        self.probes(change)
+                    } else {
+                        None
+                    }
+                });
                 let exercised = match probe {
                     Some((old_made_new, new_made_old)) => {
                         old_made_new.is_valid(&instance) == b
@@ -306,9 +353,10 @@ pub(super) fn listed(schemas: &[&Value]) -> Vec<Value> {
 pub(super) fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
     let keyword = structural::keyword;
     let (os, ns) = (listed(o), listed(n));
-    let mut out: Vec<Value> = os.iter().filter(|v| !ns.contains(v)).cloned().collect();
-    out.extend(ns.iter().filter(|v| !os.contains(v)).cloned());
-    out.extend(os.iter().find(|v| ns.contains(v)).cloned());
+    let (oset, nset): (ValueSet, ValueSet) = (os.iter().collect(), ns.iter().collect());
+    let mut out: Vec<Value> = os.iter().filter(|v| !nset.contains(v)).cloned().collect();
+    out.extend(ns.iter().filter(|v| !oset.contains(v)).cloned());
+    out.extend(os.iter().find(|v| nset.contains(v)).cloned());
     if let (Some(Value::String(a)), Some(Value::String(b))) =
         (keyword(o, "pattern"), keyword(n, "pattern"))
     {
@@ -392,12 +440,78 @@ pub(super) fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
     out
 }
 
-/// Bases lacking a change's location that get it built, per change.
+/// Bases lacking a change's location that get it built.
 pub(super) const MAX_BUILT_BASES: usize = 8;
 
-/// Build the members and items along `pointer` that `value` lacks, each generated from
-/// what `document` says of its location; false when a step cannot be built.
-pub(super) fn materialize(value: &mut Value, pointer: &str, document: &Value) -> bool {
+/// The number of JSON values in `value` (itself, its members and items, at any depth).
+pub(super) fn values_in(value: &Value) -> usize {
+    let mut count = 0;
+    let mut todo = vec![value];
+    while let Some(v) = todo.pop() {
+        count += 1;
+        match v {
+            Value::Object(map) => todo.extend(map.values()),
+            Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    count
+}
+
+impl Judge<'_> {
+    /// The bases (at most `MAX_BUILT_BASES`) lacking `parent` with the members and items
+    /// along it built from what `document` (the old version's when `old`) says of each
+    /// location; once per location and version, within the witness search's budget.
+    fn built(&self, bases: &[Value], parent: &str, document: &Value, old: bool) -> Rc<Vec<Value>> {
+        let key = (parent.to_owned(), old);
+        if let Some(built) = self.built.borrow().get(&key) {
+            return Rc::clone(built);
+        }
+        let mut steps: HashMap<String, Option<Value>> = HashMap::new();
+        let mut built = Vec::new();
+        for base in bases
+            .iter()
+            .filter(|b| b.pointer(parent).is_none())
+            .take(MAX_BUILT_BASES)
+        {
+            let mut base = base.clone();
+            let made = materialize_with(&mut base, parent, |at| {
+                steps
+                    .entry(at.to_owned())
+                    .or_insert_with(|| built_at(document, at))
+                    .clone()
+            });
+            if !self.spend(values_in(&base)) {
+                break;
+            }
+            if made {
+                built.push(base);
+            }
+        }
+        let built = Rc::new(built);
+        self.built.borrow_mut().insert(key, Rc::clone(&built));
+        built
+    }
+}
+
+/// An object or array generated from what `document` says of the location `at`.
+fn built_at(document: &Value, at: &str) -> Option<Value> {
+    let nodes: Vec<Value> = structural::conjunction(document, at)
+        .into_iter()
+        .cloned()
+        .collect();
+    generate::candidates(document, &json!({"allOf": nodes}), 5)
+        .into_iter()
+        .find(|v| v.is_object() || v.is_array())
+}
+
+/// Build the members and items along `pointer` that `value` lacks, each from `built` of
+/// its location; false when a step cannot be built.
+fn materialize_with(
+    value: &mut Value,
+    pointer: &str,
+    mut built: impl FnMut(&str) -> Option<Value>,
+) -> bool {
     let tokens: Vec<String> = pointer
         .split('/')
         .skip(1)
@@ -407,15 +521,6 @@ pub(super) fn materialize(value: &mut Value, pointer: &str, document: &Value) ->
     let mut current = value;
     for token in tokens {
         at = format!("{at}/{}", crate::cases::escape_token(&token));
-        let built = |at: &str| -> Option<Value> {
-            let nodes: Vec<Value> = structural::conjunction(document, at)
-                .into_iter()
-                .cloned()
-                .collect();
-            generate::candidates(document, &json!({"allOf": nodes}), 5)
-                .into_iter()
-                .find(|v| v.is_object() || v.is_array())
-        };
         current = match current {
             Value::Object(map) => {
                 if !map.contains_key(&token) {
@@ -480,5 +585,78 @@ pub(super) fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bo
             true
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+
+    fn compiled(document: Value) -> CompiledSchema {
+        let source = document.to_string();
+        CompiledSchema::compile(
+            document,
+            source.as_bytes(),
+            "airlock://test.json",
+            &airlock_guard::Resources::new(),
+        )
+        .unwrap()
+    }
+
+    /// An object of `n` required members, each of type `kind`.
+    fn members(n: usize, kind: &str) -> Value {
+        let properties: Map<String, Value> = (0..n)
+            .map(|i| (format!("m{i}"), json!({"type": kind})))
+            .collect();
+        let names: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+        json!({"type": "object", "additionalProperties": false,
+               "required": names, "properties": properties})
+    }
+
+    #[test]
+    fn the_witness_search_spends_one_budget_over_every_change() {
+        // 300 members changing type: no edit of one member isolates its change, so each
+        // search would run to its 2 000 trials of a 300-member instance (360 M values).
+        let (od, nd) = (members(300, "string"), members(300, "integer"));
+        let (old, new) = (compiled(od.clone()), compiled(nd.clone()));
+        let mut judge = Judge::new(&old, &new);
+        judge.budget = 200_000;
+        let bases = judge.bases(Vec::new());
+        assert!(!bases.is_empty());
+        let changes = structural::diff_view(&od, &nd, &View::fields(vec![String::new()]));
+        assert_eq!(changes.len(), 600);
+        for change in &changes {
+            judge.structural_witness(change, &bases);
+        }
+        // Spent, and past the budget by at most one instance's values.
+        let largest = bases.iter().map(values_in).max().unwrap();
+        assert!(judge.work.get() >= judge.budget, "{}", judge.work.get());
+        assert!(
+            judge.work.get() <= judge.budget + largest,
+            "{}",
+            judge.work.get()
+        );
+    }
+
+    #[test]
+    fn bases_lacking_a_location_are_built_once_per_location() {
+        let od = json!({"type": "object", "properties": {"a": members(3, "string")}});
+        let nd = json!({"type": "object", "properties": {"a": members(3, "integer")}});
+        let (old, new) = (compiled(od.clone()), compiled(nd.clone()));
+        let judge = Judge::new(&old, &new);
+        let bases = vec![json!({}), json!({"b": 1})];
+        let first = judge.built(&bases, "/a", &od, true);
+        assert_eq!(first.len(), 2, "{first:?}");
+        assert!(
+            first
+                .iter()
+                .all(|b| b.pointer("/a/m2").is_some_and(Value::is_string)),
+            "{first:?}"
+        );
+        let spent = judge.work.get();
+        let again = judge.built(&bases, "/a", &od, true);
+        assert!(Rc::ptr_eq(&first, &again));
+        assert_eq!(judge.work.get(), spent);
     }
 }
