@@ -568,6 +568,83 @@ mod tests {
     }
 
     #[test]
+    fn the_deadline_holds_while_an_answer_is_judged_and_other_answers_do_not_wait() {
+        // 2^15 subschemas applied in place to each of 1 000 items: judging the answer
+        // takes seconds in a debug build, a tenth of one in release; the deadline is
+        // 100 ms.
+        let depth = 15;
+        let mut defs: serde_json::Map<String, Value> = (0..depth)
+            .map(|i| {
+                let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+                (format!("d{i}"), json!({"allOf": [next, next]}))
+            })
+            .collect();
+        defs.insert(
+            format!("d{depth}"),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        );
+        let schema = json!({"type": "object", "required": ["items"], "$defs": defs,
+            "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/d0"}}}});
+        let slow = Contract::builder("slow", schema)
+            .input(InputKind::Mcp(McpInput::default()))
+            .agent_field("/items")
+            .limits(airlock_guard::Limits {
+                max_bytes: 1 << 20,
+                max_depth: 16,
+            })
+            .retry(airlock_guard::RetryPolicy::new(
+                1,
+                Duration::from_millis(100),
+                Vec::new(),
+            ))
+            .build()
+            .unwrap();
+        let content = json!({"items": vec![json!({"a": "x"}); 1000]});
+        let answer = |id: u32, content: &Value| {
+            json!({"jsonrpc": "2.0", "id": id, "result": {
+                "content": [{"type": "text", "text": content.to_string()}],
+                "structuredContent": content, "isError": false}})
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let answers = dir.path().join("answers");
+        std::fs::write(
+            &answers,
+            // The slow answer twice: the second is dropped, never a second answer.
+            format!(
+                "{}\n{}\n{}\n",
+                answer(1, &content),
+                answer(1, &content),
+                answer(2, &json!({"n": 7}))
+            ),
+        )
+        .unwrap();
+        let client = concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#,
+            "\n",
+        );
+        let script = format!("read -r a; read -r b; cat '{}'", answers.display());
+        let proxy = Proxy::new(vec![Guard::new(slow), guard("t")]).unwrap();
+        let (out, log, _) = session(proxy, client, &script);
+        let of = |id: u32| out.iter().find(|m| m["id"] == id).cloned().unwrap();
+        // The slow answer's call got the deadline's failure, not the judged answer.
+        assert_eq!(of(1)["result"]["isError"], true, "{out:?}");
+        assert!(
+            log.contains("slow call 1: no answer within the contract's deadline"),
+            "{log}"
+        );
+        // The other answer, behind it on the server's stdout, was not held.
+        assert_eq!(of(2)["result"]["structuredContent"], json!({"n": 7}));
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(
+            log.contains("dropped a second server response with id 1: the first is being judged")
+                || log.contains("dropped a late server response with id 1"),
+            "{log}"
+        );
+    }
+
+    #[test]
     fn a_server_that_exits_leaves_no_request_unanswered() {
         let client = concat!(
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#,

@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::io::{BufReader, Read};
 use std::process::ChildStdout;
+use std::sync::mpsc::{self, Receiver, SendError, SyncSender};
+use std::sync::Mutex;
+use std::thread;
 use std::time::Instant;
 
 use super::state::{id_key, lock, shown, with_newline, Call, Pending, Shared};
@@ -254,6 +257,98 @@ fn call_of(shared: &Shared, id: &Value, params: Option<&Value>) -> Option<Pendin
 /// Server → client: answers to guarded calls judged, unknown answers dropped, `tools/list`
 /// compared with the contracts, the rest passed byte for byte.
 pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
+    let (jobs, work) = mpsc::sync_channel::<(Box<Call>, Vec<u8>)>(0);
+    let work = Mutex::new(work);
+    thread::scope(|scope| {
+        let spawned = (0..JUDGES)
+            .filter(|i| {
+                thread::Builder::new()
+                    .name(format!("airlock-judge-{i}"))
+                    .spawn_scoped(scope, || judge_answers(shared, &work))
+                    .is_ok()
+            })
+            .count();
+        let judges = Judges {
+            shared,
+            jobs: (spawned > 0).then_some(jobs),
+        };
+        read_answers(shared, server_out, &judges);
+        // The judges finish what they hold before the end of the server's stdout is
+        // reported (and the calls still outstanding get the server-exited error).
+    });
+    let _ = shared.events.send(Event::ServerEof);
+}
+
+/// Guarded answers judged at once, each on its own thread beside the server's reader:
+/// a costly answer holds up neither the other answers nor the deadlines (the deadline
+/// ticker answers a call whose judging outlasts it). When every judge is busy, the
+/// reader waits: the server's answers are not held in memory unjudged.
+const JUDGES: usize = 4;
+
+/// Where the server's reader hands a guarded answer to be judged.
+struct Judges<'a> {
+    shared: &'a Shared,
+    /// `None` when no judge thread could be started: the reader judges itself.
+    jobs: Option<SyncSender<(Box<Call>, Vec<u8>)>>,
+}
+
+impl Judges<'_> {
+    fn judge(&self, call: Box<Call>, line: Vec<u8>) {
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(SendError((call, line))) = jobs.send((call, line)) {
+                    judged(self.shared, &call, &line);
+                }
+            }
+            None => judged(self.shared, &call, &line),
+        }
+    }
+}
+
+/// A judge thread: answers, one at a time, until the reader is done.
+fn judge_answers(shared: &Shared, work: &Mutex<Receiver<(Box<Call>, Vec<u8>)>>) {
+    loop {
+        let job = lock(work).recv();
+        match job {
+            Ok((call, line)) => judged(shared, &call, &line),
+            Err(_) => return,
+        }
+    }
+}
+
+/// Judge the answer `line` to a guarded call and conclude the call, unless it ended
+/// while it was judged (its deadline passed, it was cancelled, the server exited): the
+/// client already has its answer then, and the judgement is dropped.
+fn judged(shared: &Shared, call: &Call, line: &[u8]) {
+    let admission = shared.guards[&call.tool].admit(&call.request(), line);
+    let key = id_key(&call.id);
+    let current = {
+        let mut state = lock(&shared.state);
+        match state.pending.remove(&key) {
+            Some(Pending::Judging(_)) => {
+                state.tombstones.insert(key);
+                true
+            }
+            Some(other) => {
+                state.pending.insert(key, other);
+                false
+            }
+            None => false,
+        }
+    };
+    if current {
+        shared.conclude(call, &admission, Some(line));
+    } else {
+        shared.note(&format!(
+            "{} call {}: its answer was judged after the call ended (deadline, cancellation or server exit); the judgement is dropped",
+            shown(&call.tool),
+            shown(&id_key(&call.id)),
+        ));
+    }
+}
+
+/// Read the server's lines until its stdout ends.
+fn read_answers(shared: &Shared, server_out: ChildStdout, judges: &Judges<'_>) {
     let mut reader = BufReader::with_capacity(64 * 1024, server_out);
     let mut buf = Vec::new();
     let whole_bound = shared.guarded_bound.max(shared.message_bound);
@@ -298,13 +393,12 @@ pub(super) fn server_pump(shared: &Shared, server_out: ChildStdout) {
             _ => {}
         }
         if !buf.iter().all(u8::is_ascii_whitespace) {
-            from_server(shared, &buf);
+            from_server(shared, &mut buf, judges);
         }
         if matches!(read, Ok(Line::Eof)) {
             break;
         }
     }
-    let _ = shared.events.send(Event::ServerEof);
 }
 
 enum Oversized {
@@ -348,6 +442,7 @@ fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
         // Nothing outstanding, or something else too: a notification or a server request
         // (its `method` after long `params`) or another answer; read on.
         _ => {
+            // (A call being judged has had its answer: it is neither.)
             let calls = state
                 .pending
                 .values()
@@ -355,7 +450,7 @@ fn oversized(shared: &Shared, prefix: &[u8]) -> Oversized {
             let others = state
                 .pending
                 .values()
-                .any(|p| !matches!(p, Pending::Call(_)));
+                .any(|p| !matches!(p, Pending::Call(_) | Pending::Judging(_)));
             if calls && !others {
                 Oversized::Skip
             } else {
@@ -392,10 +487,18 @@ fn skip_over_long(shared: &Shared, reader: &mut impl std::io::BufRead, prefix: &
         ));
         return went_on;
     }
-    let pending = members
-        .id
-        .as_ref()
-        .and_then(|id| lock(&shared.state).pending.remove(&id_key(id)));
+    let pending = members.id.as_ref().and_then(|id| {
+        let mut state = lock(&shared.state);
+        let key = id_key(id);
+        match state.pending.remove(&key) {
+            // A second answer to a call being judged.
+            Some(judging @ Pending::Judging(_)) => {
+                state.pending.insert(key, judging);
+                None
+            }
+            other => other,
+        }
+    });
     match (pending, &members.id) {
         (Some(Pending::Call(call)), _) => judge_too_large(shared, &call, prefix),
         (Some(_), Some(id)) => {
@@ -417,8 +520,9 @@ fn skip_over_long(shared: &Shared, reader: &mut impl std::io::BufRead, prefix: &
     went_on
 }
 
-/// One whole line from the server.
-fn from_server(shared: &Shared, line: &[u8]) {
+/// One whole line from the server (taken from `buf` when it goes to be judged).
+fn from_server(shared: &Shared, buf: &mut Vec<u8>, judges: &Judges<'_>) {
+    let line = buf.as_slice();
     if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
         shared.note(&format!(
             "dropped a server line that is not JSON ({} bytes)",
@@ -446,7 +550,27 @@ fn from_server(shared: &Shared, line: &[u8]) {
     let (pending, retired) = {
         let mut state = lock(&shared.state);
         let key = id_key(&id);
-        (state.pending.remove(&key), state.tombstones.contains(&key))
+        let pending = match state.pending.remove(&key) {
+            // Judged off this thread; the call stays outstanding (its deadline holds)
+            // until the judgement concludes it.
+            Some(Pending::Call(call)) if !call.expired => {
+                state
+                    .pending
+                    .insert(key.clone(), Pending::Judging(call.clone()));
+                Some(Pending::Call(call))
+            }
+            Some(judging @ Pending::Judging(_)) => {
+                state.pending.insert(key, judging);
+                drop(state);
+                shared.note(&format!(
+                    "dropped a second server response with id {}: the first is being judged",
+                    shown(&id_key(&id))
+                ));
+                return;
+            }
+            other => other,
+        };
+        (pending, state.tombstones.contains(&key))
     };
     match pending {
         None if retired => shared.note(&format!(
@@ -462,10 +586,8 @@ fn from_server(shared: &Shared, line: &[u8]) {
             lock(&shared.state).tombstones.insert(id_key(&id));
             shared.to_client_raw(&with_newline(line));
         }
-        Some(Pending::Call(call)) => {
-            let admission = shared.guards[&call.tool].admit(&call.request(), line);
-            shared.conclude(&call, &admission, Some(line));
-        }
+        Some(Pending::Call(call)) => judges.judge(call, std::mem::take(buf)),
+        Some(Pending::Judging(_)) => {}
         Some(Pending::List { first_page }) => match tools_list(shared, line, first_page) {
             Some(message) => shared.answer_error(&id, -32603, &message),
             None => shared.to_client_raw(&with_newline(line)),

@@ -89,6 +89,9 @@ impl Tombstones {
 pub(super) enum Pending {
     /// A `tools/call` of a guarded tool.
     Call(Box<Call>),
+    /// A guarded call whose answer came and is being judged (off the server's reader):
+    /// its deadline still holds, and a second answer to it is dropped.
+    Judging(Box<Call>),
     /// A `tools/call` passed unguarded.
     Unguarded,
     /// A `tools/list`; `first_page` when it had no cursor.
@@ -321,10 +324,18 @@ impl Shared {
         let shadow = self.mode == Mode::Shadow;
         let expired: Vec<Call> = {
             let mut state = lock(&self.state);
+            // An answer being judged is past its deadline too when the judging outlasts
+            // it (enforce: the client gets the timeout, the judged answer is dropped).
+            // In shadow mode the server's answer came in time, and the client gets it
+            // once judged.
             let keys: Vec<String> = state
                 .pending
                 .iter()
-                .filter(|(_, p)| matches!(p, Pending::Call(c) if c.deadline <= now && !c.expired))
+                .filter(|(_, p)| match p {
+                    Pending::Call(c) => c.deadline <= now && !c.expired,
+                    Pending::Judging(c) => c.deadline <= now && !shadow,
+                    _ => false,
+                })
                 .map(|(k, _)| k.clone())
                 .collect();
             let mut calls = Vec::new();
@@ -334,7 +345,9 @@ impl Shared {
                         call.expired = true;
                         calls.push(Call::clone(call));
                     }
-                } else if let Some(Pending::Call(call)) = state.pending.remove(&key) {
+                } else if let Some(Pending::Call(call) | Pending::Judging(call)) =
+                    state.pending.remove(&key)
+                {
                     state.tombstones.insert(key);
                     calls.push(*call);
                 }
@@ -401,7 +414,7 @@ impl Shared {
         let pending: Vec<(String, Pending)> = lock(&self.state).pending.drain().collect();
         for (key, pending) in pending {
             let id: Value = serde_json::from_str(&key).unwrap_or(Value::Null);
-            if let Pending::Call(call) = &pending {
+            if let Pending::Call(call) | Pending::Judging(call) = &pending {
                 let guard = &self.guards[&call.tool];
                 let admission =
                     guard.admit_transport_error(&call.request(), TransportError::ConnectionReset);
