@@ -11,7 +11,8 @@ use airlock_benches::{
     bench_contract, bulk_body, bulk_body_with_extra_members, bulk_request, large_limit_contract,
 };
 use airlock_guard::{CompiledSchema, Guard, Resources, MAX_DEPTH_CEILING, MAX_EXPLAINED_BYTES};
-use serde_json::json;
+use serde_json::{json, Value};
+use std::sync::Mutex;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::io::Read;
@@ -44,9 +45,21 @@ static ALLOCATOR: Counting = Counting;
 
 const HUNDRED_MB: u64 = 100 * 1024 * 1024;
 
+/// What this run measured, by input: written to `target/criterion/memory/results.json`
+/// for `bench-report`.
+static RESULTS: Mutex<Vec<(String, Value)>> = Mutex::new(Vec::new());
+
+fn record(name: String, measured: Value) {
+    RESULTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push((name, measured));
+}
+
 fn measure(name: &str, f: &mut dyn FnMut()) {
     let peak = peak_of(f);
     println!("memory: {name}: peak heap growth {peak} bytes (max_bytes = 4096)");
+    record(name.to_owned(), json!({"peak": peak}));
 }
 
 /// Peak heap growth while `f` runs, in bytes.
@@ -72,6 +85,10 @@ fn large_limit_rejection() {
         valid.len(),
         valid_peak as f64 / valid.len() as f64
     );
+    record(
+        "valid_large_limit".into(),
+        json!({"peak": valid_peak, "body": valid.len()}),
+    );
     for len in [200_000, 20_000_000] {
         let rejected = bulk_body_with_extra_members(len);
         let mut sizes = (0, 0, 0);
@@ -93,6 +110,11 @@ fn large_limit_rejection() {
             sizes.0,
             sizes.1,
             sizes.2
+        );
+        record(
+            format!("schema_rejection_{len}_large_limit"),
+            json!({"peak": peak, "body": rejected.len(), "diagnostic": sizes.0,
+                   "audit_line": sizes.1, "causes": sizes.2}),
         );
     }
 }
@@ -166,6 +188,10 @@ fn by_shape() {
             peak as f64 / body.len() as f64,
             (peak + body.len()) as f64 / body.len() as f64
         );
+        record(
+            format!("shape_{name}"),
+            json!({"peak": peak, "body": body.len()}),
+        );
     }
     let strings = compile(json!({"anyOf": [{"items": {"type": "string"}}, {"type": "object"}]}));
     for (name, body) in shapes(MAX_EXPLAINED_BYTES).into_iter().take(2) {
@@ -184,6 +210,10 @@ fn by_shape() {
              ({:.2}x the body); diagnostic {shown} bytes",
             body.len(),
             peak as f64 / body.len() as f64,
+        );
+        record(
+            format!("explained_rejection_{name}"),
+            json!({"peak": peak, "body": body.len(), "diagnostic": shown}),
         );
     }
 }
@@ -216,4 +246,20 @@ fn main() {
     });
     by_shape();
     large_limit_rejection();
+    let results: serde_json::Map<String, Value> = RESULTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .drain(..)
+        .collect();
+    let dir = airlock_benches::root().join("target/criterion/memory");
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::to_vec_pretty(&results).expect("results serialise"),
+        )
+    });
+    if let Err(e) = written {
+        eprintln!("memory: writing {}: {e}", dir.join("results.json").display());
+        std::process::exit(1);
+    }
 }
