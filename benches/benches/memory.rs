@@ -12,11 +12,11 @@ use airlock_benches::{
 };
 use airlock_guard::{CompiledSchema, Guard, Resources, MAX_DEPTH_CEILING, MAX_EXPLAINED_BYTES};
 use serde_json::{json, Value};
-use std::sync::Mutex;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Counts live and peak heap bytes.
 struct Counting;
@@ -259,7 +259,10 @@ fn main() {
         )
     });
     if let Err(e) = written {
-        eprintln!("memory: writing {}: {e}", dir.join("results.json").display());
+        eprintln!(
+            "memory: writing {}: {e}",
+            dir.join("results.json").display()
+        );
         std::process::exit(1);
     }
 }
