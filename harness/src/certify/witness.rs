@@ -292,11 +292,16 @@ pub(super) fn probe(from: &Value, to: &Value, pointer: &str, word: &str) -> Opti
             .as_object_mut()?
             .insert(word.to_owned(), value.clone());
     }
+    compiled(document, "airlock://certify/probe.json")
+}
+
+/// `document` compiled as the guard compiles a schema, or `None` when it does not.
+fn compiled(document: Value, uri: &str) -> Option<CompiledSchema> {
     let source = document.to_string();
     CompiledSchema::compile(
         document,
         source.as_bytes(),
-        "airlock://certify/probe.json",
+        uri,
         &airlock_guard::Resources::new(),
     )
     .ok()
@@ -593,15 +598,8 @@ mod tests {
     use super::*;
     use serde_json::Map;
 
-    fn compiled(document: Value) -> CompiledSchema {
-        let source = document.to_string();
-        CompiledSchema::compile(
-            document,
-            source.as_bytes(),
-            "airlock://test.json",
-            &airlock_guard::Resources::new(),
-        )
-        .unwrap()
+    fn schema(document: &Value) -> CompiledSchema {
+        compiled(document.clone(), "airlock://test.json").unwrap()
     }
 
     /// An object of `n` required members, each of type `kind`.
@@ -619,7 +617,7 @@ mod tests {
         // 300 members changing type: no edit of one member isolates its change, so each
         // search would run to its 2 000 trials of a 300-member instance (360 M values).
         let (od, nd) = (members(300, "string"), members(300, "integer"));
-        let (old, new) = (compiled(od.clone()), compiled(nd.clone()));
+        let (old, new) = (schema(&od), schema(&nd));
         let mut judge = Judge::new(&old, &new);
         judge.budget = 200_000;
         let bases = judge.bases(Vec::new());
@@ -643,7 +641,7 @@ mod tests {
     fn bases_lacking_a_location_are_built_once_per_location() {
         let od = json!({"type": "object", "properties": {"a": members(3, "string")}});
         let nd = json!({"type": "object", "properties": {"a": members(3, "integer")}});
-        let (old, new) = (compiled(od.clone()), compiled(nd.clone()));
+        let (old, new) = (schema(&od), schema(&nd));
         let judge = Judge::new(&old, &new);
         let bases = vec![json!({}), json!({"b": 1})];
         let first = judge.built(&bases, "/a", &od, true);
