@@ -1,5 +1,7 @@
 //! Shared pieces of Airlock's criterion benchmarks: the bench-only contracts and bodies.
 
+pub mod report;
+
 use airlock_guard::{Contract, Request};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use jiff::Timestamp;
+use jiff::SignedDuration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -232,7 +232,10 @@ fn normalise(how: &Normalise, value: Node<'_>) -> Result<Value, &'static str> {
             if !is_rfc3339(text) {
                 return Err("is not an RFC 3339 time");
             }
-            let time: Timestamp = text.parse().map_err(|_| "is not a valid time")?;
+            let (local, offset) = civil_and_offset(text).ok_or("is not a valid time")?;
+            let time = local
+                .checked_sub(offset)
+                .map_err(|_| "is outside the years 0001-9999 in UTC")?;
             utc(time)
         }
         Normalise::Rfc3339FromEpochSeconds => {
@@ -240,25 +243,84 @@ fn normalise(how: &Normalise, value: Node<'_>) -> Result<Value, &'static str> {
                 return Err("is not an integer");
             };
             let seconds = n.as_i64().ok_or("is not an integer")?;
-            let time = Timestamp::from_second(seconds).map_err(|_| "is out of range for a time")?;
+            let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+            let time = epoch
+                .checked_add(SignedDuration::from_secs(seconds))
+                .map_err(|_| "is outside the years 0001-9999 in UTC")?;
             utc(time)
         }
     }
 }
 
-/// `time` written as RFC 3339 in UTC; refused when its UTC year is outside 0001–9999
-/// (RFC 3339 has four-digit years only).
-fn utc(time: Timestamp) -> Result<Value, &'static str> {
-    // 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in seconds since the epoch, compared
-    // as instants (seconds alone truncate toward zero: 0000-12-31T23:59:59.5Z would pass).
-    let within = |seconds: i64| Timestamp::from_second(seconds).ok();
-    let (Some(first), last) = (within(-62_135_596_800), within(253_402_300_800)) else {
-        return Err("is outside the years 0001-9999 in UTC");
+/// The civil time and the offset of an RFC 3339 text already checked by [`is_rfc3339`];
+/// `None` for a day its month does not have (Feb 29 of a common year, Apr 31, day 00).
+///
+/// Computed on civil times rather than `jiff::Timestamp`, whose range stops at
+/// 9999-12-30T22:00Z: every UTC instant of the years 0001–9999 is representable here.
+fn civil_and_offset(text: &str) -> Option<(jiff::civil::DateTime, SignedDuration)> {
+    let b = text.as_bytes();
+    let number = |range: std::ops::Range<usize>| {
+        b[range]
+            .iter()
+            .fold(0i32, |n, d| n * 10 + i32::from(d - b'0'))
     };
-    if time < first || last.is_some_and(|last| time >= last) {
+    let mut nanos = 0;
+    let mut at = 19;
+    if b[at] == b'.' {
+        let digits = b[at + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        nanos = number(at + 1..at + 1 + digits) * 10i32.pow(9 - digits as u32);
+        at += 1 + digits;
+    }
+    let offset = match b[at] {
+        b'Z' => 0,
+        sign => {
+            let minutes = i64::from(number(at + 1..at + 3) * 60 + number(at + 4..at + 6));
+            if sign == b'-' {
+                -minutes
+            } else {
+                minutes
+            }
+        }
+    };
+    let local = jiff::civil::DateTime::new(
+        i16::try_from(number(0..4)).ok()?,
+        i8::try_from(number(5..7)).ok()?,
+        i8::try_from(number(8..10)).ok()?,
+        i8::try_from(number(11..13)).ok()?,
+        i8::try_from(number(14..16)).ok()?,
+        i8::try_from(number(17..19)).ok()?,
+        nanos,
+    )
+    .ok()?;
+    Some((local, SignedDuration::from_mins(offset)))
+}
+
+/// `time` (a civil time in UTC) written as RFC 3339; refused when its year is outside
+/// 0001–9999 (RFC 3339 has four-digit years only). The fraction keeps its significant
+/// digits only (`.5`, not `.500`), none when it is zero.
+fn utc(time: jiff::civil::DateTime) -> Result<Value, &'static str> {
+    if !(1..=9999).contains(&time.year()) {
         return Err("is outside the years 0001-9999 in UTC");
     }
-    Ok(Value::String(time.to_string()))
+    let mut text = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        time.year(),
+        time.month(),
+        time.day(),
+        time.hour(),
+        time.minute(),
+        time.second()
+    );
+    let nanos = time.subsec_nanosecond();
+    if nanos != 0 {
+        text.push('.');
+        text.push_str(format!("{nanos:09}").trim_end_matches('0'));
+    }
+    text.push('Z');
+    Ok(Value::String(text))
 }
 
 /// RFC 3339's `date-time`, strictly: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to
@@ -592,6 +654,49 @@ mod tests {
         // Half a second before year 1 in UTC (found in review: seconds truncate to 0).
         assert!(n(&Normalise::Rfc3339Utc, r#""0001-01-01T00:00:59.5+00:01""#).is_err());
         assert!(n(&Normalise::Rfc3339FromEpochSeconds, "253402300800").is_err());
+        // The last day of year 9999 (jiff's `Timestamp` stops at 9999-12-30T22:00Z, which
+        // refused it before), and an offset that carries the instant past it.
+        for (text, utc) in [
+            (
+                r#""9999-12-31T23:59:59.999999999Z""#,
+                "9999-12-31T23:59:59.999999999Z",
+            ),
+            (r#""9999-12-31T12:00:00-11:59""#, "9999-12-31T23:59:00Z"),
+            (r#""9999-12-30T22:00:01Z""#, "9999-12-30T22:00:01Z"),
+            (r#""0001-01-01T00:00:00Z""#, "0001-01-01T00:00:00Z"),
+            (r#""2000-02-29T23:30:00-01:00""#, "2000-03-01T00:30:00Z"),
+            (
+                r#""2024-12-31T23:30:00.50-00:30""#,
+                "2025-01-01T00:00:00.5Z",
+            ),
+        ] {
+            assert_eq!(
+                n(&Normalise::Rfc3339Utc, text),
+                Ok(Value::from(utc)),
+                "{text}"
+            );
+        }
+        for past in [
+            r#""9999-12-31T23:30:00-01:00""#,
+            r#""10000-01-01T00:00:00Z""#,
+            r#""0001-01-01T00:59:59+01:00""#,
+            r#""2100-02-29T00:00:00Z""#,
+            r#""2026-04-31T00:00:00Z""#,
+            r#""2026-00-10T00:00:00Z""#,
+            r#""2026-01-00T00:00:00Z""#,
+        ] {
+            assert!(n(&Normalise::Rfc3339Utc, past).is_err(), "{past}");
+        }
+        assert_eq!(
+            n(&Normalise::Rfc3339FromEpochSeconds, "253402300799"),
+            Ok(Value::from("9999-12-31T23:59:59Z"))
+        );
+        assert_eq!(
+            n(&Normalise::Rfc3339FromEpochSeconds, "-62135596800"),
+            Ok(Value::from("0001-01-01T00:00:00Z"))
+        );
+        assert!(n(&Normalise::Rfc3339FromEpochSeconds, "-62135596801").is_err());
+        assert!(n(&Normalise::Rfc3339FromEpochSeconds, &i64::MAX.to_string()).is_err());
         assert!(n(&Normalise::Lowercase, r#""SUC\u001bCESS""#).is_err());
         assert!(n(&Normalise::Lowercase, r#""SUC\u0000CESS""#).is_err());
         assert_eq!(
