@@ -135,7 +135,17 @@ fn string_bytes_and_number_edges_fail_to_parse_for_the_reason_their_name_gives()
         }
         for (case, body) in catalogue.bodies("number_edge") {
             let text = suffix(case);
-            let raw = ["1e400", "1e-400", "18446744073709551616", "01", "-0", "1.0"];
+            let raw = [
+                "1e400",
+                "1e-400",
+                "18446744073709551616",
+                "01",
+                "-0",
+                "1.0",
+                "NaN",
+                "Infinity",
+                "-Infinity",
+            ];
             if !raw.contains(&text) {
                 // A schema-driven neighbour at a numeric member: a number the strict
                 // parser reads, for the schema to decide.
@@ -161,6 +171,7 @@ fn string_bytes_and_number_edges_fail_to_parse_for_the_reason_their_name_gives()
                 "1e-400" => Some(ParseErrorKind::NumberUnderflow),
                 "18446744073709551616" => Some(ParseErrorKind::IntegerOutOfRange),
                 "01" => Some(ParseErrorKind::InvalidNumber),
+                "NaN" | "Infinity" | "-Infinity" => Some(ParseErrorKind::NonFiniteNumber),
                 "-0" | "1.0" => None,
                 other => panic!("{tool}: unknown number_edge variant {other}"),
             };
@@ -256,7 +267,7 @@ fn every_enum_neighbour_is_outside_the_members_enum_and_every_const_swap_changes
             let value = string_at(case, body);
             let original = catalogue.origin(case).pointer(&case.location).cloned();
             assert_ne!(original, Some(Value::String(value.clone())), "{}", case.id);
-            if suffix(case).starts_with("const:") {
+            if suffix(case).starts_with("const") {
                 assert!(
                     schemas.iter().any(|s| s.get("const").is_some()),
                     "{}",
@@ -346,6 +357,17 @@ fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
                 "trailing_newline" => {
                     value.starts_with(&original) && value[original.len()..] == ['\n']
                 }
+                "suffix_outside" => value == [&original[..], &['!']].concat(),
+                "suffix_text" => value.starts_with(&original) && value.len() > original.len(),
+                "leading_space" => value[1..] == original[..] && value[0] == ' ',
+                "trailing_space" => {
+                    value[..value.len() - 1] == original[..] && value.ends_with(&[' '])
+                }
+                "arabic_indic_digits"
+                | "fullwidth_digits"
+                | "fullwidth"
+                | "kelvin_sign"
+                | "ligature" => folded(&value) == folded(&original) && value != original,
                 other => panic!("{tool}: unknown pattern_neighbour variant {other}"),
             };
             assert!(one_away, "{tool}: {} is {value:?}", case.id);
@@ -356,8 +378,24 @@ fn every_pattern_neighbour_is_one_character_away_from_the_original_at_an_end() {
     }
 }
 
+/// What NFKC and a lax digit reader make of `text`: digits of other scripts and full-width
+/// forms as ASCII, the Kelvin sign as `k`, the `fi` ligature as `fi`, all lower-cased.
+fn folded(text: &[char]) -> String {
+    let mut out = String::new();
+    for &c in text {
+        match c as u32 {
+            0x0660..=0x0669 => out.push(char::from(b'0' + (c as u32 - 0x0660) as u8)),
+            0xFF01..=0xFF5E => out.push(char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap()),
+            0x212A => out.push('k'),
+            0xFB01 => out.push_str("fi"),
+            _ => out.push(c),
+        }
+    }
+    out.to_lowercase()
+}
+
 /// Date-time neighbours the schema's `format` rejects whatever the request.
-const FORMAT_ALONE: [&str; 10] = [
+const FORMAT_ALONE: [&str; 27] = [
     "no_offset",
     "space_separator",
     "month_13",
@@ -368,6 +406,23 @@ const FORMAT_ALONE: [&str; 10] = [
     "day_past_month_end:04-31",
     "day_past_month_end:02-29",
     "hour_24",
+    "calendar:02-29:2100",
+    "calendar:02-30",
+    "calendar:06-31",
+    "calendar:09-31",
+    "calendar:day_00",
+    "calendar:month_00",
+    "calendar:three_digit_day",
+    "calendar:three_digit_month",
+    "calendar:slash_separators",
+    "calendar:dot_separators",
+    "calendar:basic_format",
+    "calendar:minute_60",
+    "calendar:offset_no_colon",
+    "calendar:offset_hours_only",
+    "calendar:one_digit_day",
+    "calendar:one_digit_hour",
+    "calendar:one_digit_month",
 ];
 
 #[test]
@@ -387,8 +442,22 @@ fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_fo
         let original = catalogue.origin(case).pointer(&case.location).cloned();
         assert_ne!(Some(Value::String(value.clone())), original, "{}", case.id);
         kinds.insert(suffix(case).to_owned());
+        let admission = catalogue.guard.admit(&case.request, body);
+        // The request's `now` follows the instant a lax parser reads (a day past the
+        // month's end rolled over), so freshness never decides: the calendar does.
+        let follows = ["calendar:", "day_past_month_end:", "hour_24"]
+            .iter()
+            .any(|p| suffix(case).starts_with(p));
+        if follows && suffix(case) != "calendar:year_10000_by_offset" {
+            assert_ne!(
+                admission.audit().stage(),
+                Stage::Checks,
+                "{}: {:?}",
+                case.id,
+                admission.diagnostic()
+            );
+        }
         if FORMAT_ALONE.contains(&suffix(case)) {
-            let admission = catalogue.guard.admit(&case.request, body);
             let diagnostic = admission.diagnostic().unwrap();
             assert_eq!(diagnostic.stage(), Stage::Schema, "{}", case.id);
             assert!(
@@ -413,11 +482,27 @@ fn date_time_neighbours_at_a_fresh_instant_are_rejected_by_the_guard_on_their_fo
         "leap_second:23:58:60Z",
         "leap_second:23:59:60+01:00",
         "fraction_digits:10",
+        "calendar:offset_minus_zero",
+        "calendar:year_0000_by_offset",
+        // Valid RFC 3339 in its own offset; in UTC past 9999, where no `now` reaches.
+        "calendar:year_10000_by_offset",
     ];
     let all: BTreeSet<String> = FORMAT_ALONE
         .iter()
         .chain(&others)
         .map(|k| (*k).to_owned())
+        .collect();
+    // The one-digit fields apply when the base's field has one digit to drop.
+    let kinds: BTreeSet<String> = kinds
+        .into_iter()
+        .chain(
+            [
+                "calendar:one_digit_day",
+                "calendar:one_digit_hour",
+                "calendar:one_digit_month",
+            ]
+            .map(String::from),
+        )
         .collect();
     assert_eq!(kinds, all);
 }

@@ -6,7 +6,7 @@
 use airlock_guard::Contract;
 use airlock_harness::adversary::CLASSES;
 use airlock_harness::lint::RULES;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::util::{airlock, root};
@@ -463,4 +463,188 @@ fn the_test_command_is_the_same_everywhere() {
     for part in first.split(" && ") {
         assert!(ci.contains(part), ".ci/run does not run {part}");
     }
+}
+
+/// `n` with its thousands apart, as the documents write counts: `2 667`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Per class, what the reference decides on the variants of `tool` (seed 0, `random`
+/// random cases): `9 admit, 23 reject (parse, schema, binding)`, `3 transport`, `—`.
+fn verdicts_by_class(tool: &str, random: usize) -> BTreeMap<String, (usize, String)> {
+    use airlock_guard::{Stage, Verdict};
+    use airlock_harness::cases::Upstream;
+    let (guard, corpus) = crate::util::load(tool);
+    let cases = airlock_harness::adversary::generate(guard.contract(), &corpus, 0, random);
+    let order = [
+        Stage::Request,
+        Stage::Transport,
+        Stage::Limits,
+        Stage::Parse,
+        Stage::Decode,
+        Stage::Schema,
+        Stage::Binding,
+        Stage::Checks,
+        Stage::Projection,
+    ];
+    let mut tally: BTreeMap<String, (usize, Vec<usize>, usize)> = BTreeMap::new();
+    for case in &cases {
+        let admission = match &case.upstream {
+            Upstream::Body(bytes) => guard.admit(&case.request, bytes),
+            Upstream::Transport(e) => guard.admit_transport_error(&case.request, *e),
+        };
+        let entry = tally
+            .entry(case.class.clone())
+            .or_insert_with(|| (0, vec![0; order.len()], 0));
+        let audit = admission.audit();
+        match audit.verdict() {
+            Verdict::Admitted | Verdict::UpstreamFailure => entry.0 += 1,
+            Verdict::TransportFailure => entry.2 += 1,
+            Verdict::Rejected => {
+                let at = order.iter().position(|s| *s == audit.stage()).unwrap();
+                entry.1[at] += 1;
+            }
+        }
+    }
+    let cells = tally
+        .into_iter()
+        .map(|(class, (admit, rejects, transport))| {
+            let mut parts = Vec::new();
+            if admit > 0 {
+                parts.push(format!("{} admit", grouped(admit)));
+            }
+            let rejected: usize = rejects.iter().sum();
+            if rejected > 0 {
+                let stages: Vec<&str> = order
+                    .iter()
+                    .zip(&rejects)
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                parts.push(format!(
+                    "{} reject ({})",
+                    grouped(rejected),
+                    stages.join(", ")
+                ));
+            }
+            if transport > 0 {
+                parts.push(format!("{} transport", grouped(transport)));
+            }
+            (class, (admit + rejected + transport, parts.join(", ")))
+        })
+        .collect();
+    cells
+}
+
+/// The counts docs/variants.md gives are those a run gives: the last column of the
+/// catalogue (`review_status`, 500 random cases) and the per-kind totals. With
+/// `AIRLOCK_UPDATE_DOCS=1` the page is rewritten instead.
+#[test]
+fn the_variant_counts_in_the_variants_page_are_those_a_run_gives() {
+    let path = root().join("docs/variants.md");
+    let doc = read("docs/variants.md");
+    let update = std::env::var_os("AIRLOCK_UPDATE_DOCS").is_some();
+    let mut out = String::new();
+    let mut wrong = Vec::new();
+    let cells = verdicts_by_class("review_status", 500);
+    for line in doc.split_inclusive('\n') {
+        let row = line.strip_prefix("| `").and_then(|r| r.split_once("` |"));
+        let Some((class, _)) = row.filter(|(c, _)| CLASSES.iter().any(|(k, _)| k == c)) else {
+            out.push_str(line);
+            continue;
+        };
+        let cell = line
+            .trim_end()
+            .trim_end_matches('|')
+            .rsplit(" | ")
+            .next()
+            .unwrap_or("");
+        let want = cells
+            .get(class)
+            .map_or_else(|| "—".to_owned(), |(_, c)| c.clone());
+        let ok = cell.trim() == want || (want == "—" && cell.trim().starts_with("— ("));
+        if ok {
+            out.push_str(line);
+        } else {
+            wrong.push(format!(
+                "{class}: the page says {:?}, the run gives {want:?}",
+                cell.trim()
+            ));
+            let head = &line[..line.trim_end().trim_end_matches('|').len() - cell.len()];
+            out.push_str(&format!("{head}{want} |\n"));
+        }
+    }
+    let runs = [
+        ("review_status", 500, None),
+        ("change_review", 100, Some("mcp")),
+        ("ci_pipeline_status", 500, Some("vendor")),
+        ("git_branch_head", 500, Some("lines")),
+    ];
+    for (tool, random, kind) in runs {
+        let counts = verdicts_by_class(tool, random);
+        let n: usize = counts.values().map(|(n, _)| n).sum();
+        let prefix = format!("{}-", kind.unwrap_or_default());
+        let own: usize = counts
+            .iter()
+            .filter(|(class, _)| class.starts_with(&prefix))
+            .map(|(_, (n, _))| n)
+            .sum();
+        let command = format!(
+            r"`airlock\s+mutate\s+--contract\s+schemas/{tool}\s+--cases\s+{random}`\)?:\s+"
+        );
+        let (pattern, want) = match kind {
+            None => (
+                format!(r"{command}[0-9][0-9 ]*?\s+variants"),
+                format!("{} variants", grouped(n)),
+            ),
+            Some(kind) => (
+                format!(
+                    r"{command}[0-9][0-9 ]*?\s+variants,\s+[0-9][0-9 ]*?\s+of\s+them\s+in\s+the\s+`{kind}-\*`\s+classes"
+                ),
+                format!(
+                    "{} variants, {} of them in the `{kind}-*` classes",
+                    grouped(n),
+                    grouped(own)
+                ),
+            ),
+        };
+        let re = regex::Regex::new(&pattern).unwrap();
+        let found = re
+            .find(&out)
+            .map(|m| (m.start(), m.end(), m.as_str().to_owned()));
+        let Some((start, end, text)) = found else {
+            wrong.push(format!("{tool}: no count sentence matching {pattern}"));
+            continue;
+        };
+        let head_end = text.rfind(": ").or_else(|| text.rfind(":\n")).unwrap() + 1;
+        let said: String = text[head_end..]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if said != want {
+            wrong.push(format!(
+                "{tool}: the page says {said:?}, the run gives {want:?}"
+            ));
+            let replaced = format!("{} {want}", text[..head_end].trim_end());
+            out.replace_range(start..end, &replaced);
+        }
+    }
+    if update && !wrong.is_empty() {
+        std::fs::write(&path, &out).unwrap();
+        return;
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/variants.md gives counts no run gives (AIRLOCK_UPDATE_DOCS=1 rewrites them):\n{}",
+        wrong.join("\n")
+    );
 }

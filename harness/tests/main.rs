@@ -12,6 +12,7 @@ mod check;
 mod check_exec;
 mod check_reports;
 mod cli;
+mod defects;
 mod docs;
 mod fixtures;
 mod fuzz;

@@ -109,6 +109,24 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                         expect,
                     );
                 }
+                for (name, field, now) in straddles(*max_age, *max_skew) {
+                    let mut r = request.clone();
+                    r.now = now;
+                    let mut v = value.clone();
+                    if let Some(slot) = v.pointer_mut(&location) {
+                        *slot = Value::String(field.to_string());
+                    }
+                    b.push(
+                        "freshness",
+                        Some(origin),
+                        &location,
+                        &name,
+                        &r,
+                        body(&v),
+                        Vec::new(),
+                        Expectation::Reference,
+                    );
+                }
                 for (name, now, field, expect) in sub_second_edges(time, *max_age, *max_skew) {
                     let Some(now) = now else { continue };
                     let mut r = request.clone();
@@ -177,7 +195,9 @@ fn near_misses(
         ("trailing_newline", format!("{s}\n")),
         ("prefix", prefix),
         ("extension", format!("{s}0")),
-    ];
+    ]
+    .into_iter()
+    .chain(super::neighbours::equivalents(s));
     for (kind, text) in nearly {
         if text == *s {
             continue;
@@ -193,6 +213,29 @@ fn near_misses(
         );
     }
     let body = serde_json::to_vec(value).unwrap_or_default();
+    // The request's side: the parameter near the response's value (the response as it
+    // is), for an adapter that trims, re-cases or folds the parameter before comparing.
+    for (kind, text) in request_side(s) {
+        let mut r = request.clone();
+        let bent = match r.params.get_mut(param) {
+            Some(Value::String(p)) if !listed && p == s => {
+                *p = text;
+                true
+            }
+            Some(Value::Array(items)) if listed => {
+                let mut any = false;
+                for item in items.iter_mut().filter(|i| i.as_str() == Some(s.as_str())) {
+                    *item = Value::String(text.clone());
+                    any = true;
+                }
+                any
+            }
+            _ => false,
+        };
+        if bent {
+            push(format!("request:{kind}:{param}"), &r, body.clone());
+        }
+    }
     let shapes: [(&str, Option<Value>); 6] = [
         ("missing", None),
         ("null", Some(Value::Null)),
@@ -258,4 +301,85 @@ pub(crate) fn freshness_edges(
     ]
     .into_iter()
     .filter_map(|(name, now, expect)| Some((name, now.ok()?, expect)))
+}
+
+/// Midnights (UTC) that an age computed by hand gets wrong: a month's end, a 30-day
+/// month's end, the year's end, into and out of a leap day, the century year 2100 (no
+/// Feb 29) and 2000 (one).
+const BOUNDARIES: [(&str, &str); 7] = [
+    ("month_end", "2026-02-01T00:00:00Z"),
+    ("thirty_day_month_end", "2026-05-01T00:00:00Z"),
+    ("year_end", "2027-01-01T00:00:00Z"),
+    ("into_leap_day", "2024-02-29T00:00:00Z"),
+    ("leap_day_end", "2024-03-01T00:00:00Z"),
+    ("century_2100", "2100-03-01T00:00:00Z"),
+    ("century_2000", "2000-03-01T00:00:00Z"),
+];
+
+/// A `fresh` field and a request `now` on either side of each of [`BOUNDARIES`]: the
+/// field's age one second within `max_age` and one second past it, and the field one
+/// second within `max_skew` ahead of `now` and one second past it. `(suffix, field, now)`;
+/// the reference decides (the first and third are admitted, the others stale or future).
+pub(crate) fn straddles(
+    max_age: airlock_guard::jiff::SignedDuration,
+    max_skew: airlock_guard::jiff::SignedDuration,
+) -> Vec<(
+    String,
+    airlock_guard::jiff::Timestamp,
+    airlock_guard::jiff::Timestamp,
+)> {
+    use airlock_guard::jiff::{SignedDuration, Timestamp};
+    let one = SignedDuration::from_secs(1);
+    let mut out = Vec::new();
+    for (name, midnight) in BOUNDARIES {
+        let Ok(midnight) = midnight.parse::<Timestamp>() else {
+            continue;
+        };
+        // The field before midnight and `now` after it (an age), or the other way round
+        // (a field in the future).
+        let mut cases = vec![("stale", max_age + one)];
+        if max_age > one {
+            cases.push(("fresh", max_age - one));
+        }
+        let ahead = [("future", max_skew + one), ("at_skew", max_skew)];
+        for (kind, age) in cases {
+            let half = SignedDuration::from_secs(age.as_secs() / 2);
+            let field = midnight.checked_sub(half).ok();
+            let now = field.and_then(|f| f.checked_add(age).ok());
+            if let (Some(field), Some(now)) = (field, now) {
+                out.push((format!("straddle:{name}:{kind}"), field, now));
+            }
+        }
+        for (kind, lead) in ahead {
+            if lead.is_zero() {
+                continue;
+            }
+            let half = SignedDuration::from_secs(lead.as_secs() / 2);
+            let now = midnight.checked_sub(half).ok();
+            let field = now.and_then(|n| n.checked_add(lead).ok());
+            if let (Some(field), Some(now)) = (field, now) {
+                out.push((format!("straddle:{name}:{kind}"), field, now));
+            }
+        }
+    }
+    out
+}
+
+/// What a request parameter equal to `s` may be written as by a caller whose adapter
+/// would trim, re-case or Unicode-fold it before comparing: re-cased, padded, and the
+/// spellings NFKC folds to `s`.
+pub(crate) fn request_side(s: &str) -> Vec<(&'static str, String)> {
+    let flipped = if s.to_uppercase() == s {
+        s.to_lowercase()
+    } else {
+        s.to_uppercase()
+    };
+    let mut out = vec![
+        ("recased", flipped),
+        ("leading_space", format!(" {s}")),
+        ("trailing_space", format!("{s} ")),
+    ];
+    out.extend(super::neighbours::equivalents(s));
+    out.retain(|(_, t)| t != s);
+    out
 }

@@ -37,6 +37,11 @@ struct Trial {
     class: &'static str,
     suffix: String,
     raw: String,
+    /// For a date-time: the instant the text stands for, written validly (a day past its
+    /// month's end rolled over into the next month, as a lax parser would read it). A
+    /// member under a `fresh` check gets the request's `now` moved with it, so the
+    /// calendar decides, not the age; `None`: `now` stays.
+    instant: Option<String>,
 }
 
 impl Trial {
@@ -45,6 +50,15 @@ impl Trial {
             class,
             suffix: suffix.into(),
             raw: raw.into(),
+            instant: None,
+        }
+    }
+
+    /// A date-time `text` standing for the instant `instant` names (see [`Trial::instant`]).
+    fn time(class: &'static str, suffix: impl Into<String>, text: &str, instant: &str) -> Self {
+        Self {
+            instant: Some(instant.to_owned()),
+            ..Self::string(class, suffix, text)
         }
     }
 
@@ -65,6 +79,10 @@ pub(super) fn boundaries(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) 
         if schemas.is_empty() {
             continue;
         }
+        let fresh = b.contract.checks().iter().any(|check| {
+            matches!(check, airlock_guard::CheckSpec::Fresh { .. })
+                && b.source_of(check.field().as_str()).as_deref() == Some(location.as_str())
+        });
         let keyword = |k: &str| schemas.iter().find_map(|s| s.get(k));
         let number = |k: &str| keyword(k).and_then(Value::as_f64);
         let mut trials = Vec::new();
@@ -86,6 +104,7 @@ pub(super) fn boundaries(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) 
                     }
                 } else if keyword("format").and_then(Value::as_str) == Some("date-time") {
                     date_time_trials(s, &mut trials);
+                    calendar_trials(s, fresh, &mut trials);
                 }
             }
             Value::Number(_) => {
@@ -109,20 +128,25 @@ pub(super) fn boundaries(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) 
                 continue;
             };
             let new: Option<Value> = serde_json::from_str(&trial.raw).ok();
+            let request = match (fresh, &trial.instant, original.as_str()) {
+                (true, Some(instant), Some(original)) => {
+                    following(&fixture.request, original, instant)
+                }
+                _ => fixture.request.clone(),
+            };
             b.push(
                 trial.class,
                 Some(&fixture.name),
                 &location,
                 &trial.suffix,
-                &fixture.request,
+                &request,
                 Upstream::Body(bytes.clone()),
                 Vec::new(),
                 Expectation::Reference,
             );
             // A bound member: the request follows, so the schema stage decides.
-            let bound = new.and_then(|new| {
-                bind_along(b.contract, &fixture.request, &location, original, &new)
-            });
+            let bound =
+                new.and_then(|new| bind_along(b, &fixture.request, &location, original, &new));
             if let Some(request) = bound {
                 b.push(
                     trial.class,
@@ -271,26 +295,280 @@ fn date_time_trials(s: &str, out: &mut Vec<Trial>) {
     let year: i32 = date.get(..4).and_then(|y| y.parse().ok()).unwrap_or(2026);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let rest = &s[s.len().min(10)..];
+    let next_day = |y: i16, m: i8, d: i8| rolled(y, m, d + 1).map(|day| format!("{day}T00:00:00Z"));
+    for (suffix, text, instant) in [
+        (
+            "day_past_month_end:11-31",
+            format!("{year:04}-11-31{rest}"),
+            rolled(year as i16, 11, 31).map(|d| format!("{d}{rest}")),
+        ),
+        (
+            "day_past_month_end:04-31",
+            format!("{year:04}-04-31{rest}"),
+            rolled(year as i16, 4, 31).map(|d| format!("{d}{rest}")),
+        ),
+        (
+            "day_past_month_end:02-29",
+            format!("{:04}-02-29{rest}", if leap { year + 1 } else { year }),
+            rolled((if leap { year + 1 } else { year }) as i16, 2, 29)
+                .map(|d| format!("{d}{rest}")),
+        ),
+        (
+            "hour_24",
+            format!("{date}T24:00:00Z"),
+            date.parse::<airlock_guard::jiff::civil::Date>()
+                .ok()
+                .and_then(|d| next_day(d.year(), d.month(), d.day())),
+        ),
+    ] {
+        match instant {
+            Some(instant) => out.push(Trial::time("date_time_neighbour", suffix, &text, &instant)),
+            None => out.push(Trial::string("date_time_neighbour", suffix, &text)),
+        }
+    }
     for (suffix, text) in [
         ("offset:+24:00", format!("{date}T10:00:00+24:00")),
         ("offset:-24:00", format!("{date}T10:00:00-24:00")),
         ("offset:+23:60", format!("{date}T10:00:00+23:60")),
-        ("day_past_month_end:11-31", format!("{year:04}-11-31{rest}")),
-        ("day_past_month_end:04-31", format!("{year:04}-04-31{rest}")),
-        (
-            "day_past_month_end:02-29",
-            format!("{:04}-02-29{rest}", if leap { year + 1 } else { year }),
-        ),
         ("leap_second:12:00:60Z", format!("{date}T12:00:60Z")),
         ("leap_second:23:58:60Z", format!("{date}T23:58:60Z")),
         (
             "leap_second:23:59:60+01:00",
             format!("{date}T23:59:60+01:00"),
         ),
-        ("hour_24", format!("{date}T24:00:00Z")),
     ] {
         out.push(Trial::string("date_time_neighbour", suffix, &text));
     }
+}
+
+/// The day `d` of month `m` of year `y`, counted on from the first of the month as a lax
+/// parser would (April 31 is May 1, day 0 the last of the month before; month 13 the
+/// January after, month 0 the December before); `None` outside the calendar's range.
+fn rolled(y: i16, m: i8, d: i8) -> Option<airlock_guard::jiff::civil::Date> {
+    use airlock_guard::jiff::{civil::Date, Span};
+    let (y, m) = match m {
+        0 => (y.checked_sub(1)?, 12),
+        13 => (y.checked_add(1)?, 1),
+        m => (y, m),
+    };
+    Date::new(y, m, 1)
+        .ok()?
+        .checked_add(Span::new().days(i64::from(d) - 1))
+        .ok()
+}
+
+/// The calendar a hand-written time parser gets wrong (issue 22): valid times on Feb 29
+/// of leap years (2024, and 2000, a century divisible by 400), on the first and the last
+/// day of every month, at midnight and at the day's last second, in the years 0001 and
+/// 9999; and their wrong neighbours: Feb 29 of the century year 2100, Feb 30, June 31,
+/// September 31, day 00, month 00, one- and three-digit fields, other separators, the
+/// basic ISO 8601 form, minute 60, offsets without a colon or of hours alone, `-00:00`,
+/// and offsets that carry the UTC instant out of the years 0001–9999. The reference
+/// decides each; a member under `fresh` gets `now` moved with the instant (see
+/// [`Trial::instant`]), the years 0001 and 9999 left out there (no `now` is that far).
+fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
+    let b = s.as_bytes();
+    let shaped = s.is_ascii() && b.len() >= 20 && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    let (Some(year), Some(month), Some(day), Some(hour)) = (
+        s.get(..4).and_then(|y| y.parse::<i16>().ok()),
+        s.get(5..7).and_then(|m| m.parse::<i8>().ok()),
+        s.get(8..10).and_then(|d| d.parse::<i8>().ok()),
+        s.get(11..13).and_then(|h| h.parse::<i8>().ok()),
+    ) else {
+        return;
+    };
+    if !shaped || s.parse::<Timestamp>().is_err() {
+        return;
+    }
+    let (date, time, rest, tail) = (&s[..10], &s[11..19], &s[10..], &s[19..]);
+    let (minute, second) = (&s[14..16], &s[17..19]);
+    let valid = |out: &mut Vec<Trial>, suffix: String, text: String| {
+        out.push(Trial::time("boundary_valid", suffix, &text, &text));
+    };
+    valid(
+        out,
+        "calendar:leap_day:2024".into(),
+        format!("2024-02-29{rest}"),
+    );
+    valid(
+        out,
+        "calendar:leap_day:2000".into(),
+        format!("2000-02-29{rest}"),
+    );
+    for m in 1..=12i8 {
+        let Ok(first) = airlock_guard::jiff::civil::Date::new(year, m, 1) else {
+            continue;
+        };
+        valid(
+            out,
+            format!("calendar:first_day:{m:02}"),
+            format!("{first}{rest}"),
+        );
+        let last = first.last_of_month();
+        valid(
+            out,
+            format!("calendar:last_day:{m:02}"),
+            format!("{last}{rest}"),
+        );
+    }
+    valid(
+        out,
+        "calendar:midnight".into(),
+        format!("{date}T00:00:00{tail}"),
+    );
+    valid(
+        out,
+        "calendar:last_second".into(),
+        format!("{date}T23:59:59{tail}"),
+    );
+    if !fresh {
+        valid(
+            out,
+            "calendar:year_0001".into(),
+            "0001-01-01T00:00:00Z".into(),
+        );
+        valid(
+            out,
+            "calendar:year_9999".into(),
+            "9999-12-31T23:59:59Z".into(),
+        );
+    }
+
+    let at = |d: Option<airlock_guard::jiff::civil::Date>| d.map(|d| format!("{d}{rest}"));
+    let mut wrong: Vec<(&str, String, Option<String>)> = vec![
+        (
+            "calendar:02-29:2100",
+            format!("2100-02-29{rest}"),
+            at(rolled(2100, 2, 29)),
+        ),
+        (
+            "calendar:02-30",
+            format!("{year:04}-02-30{rest}"),
+            at(rolled(year, 2, 30)),
+        ),
+        (
+            "calendar:06-31",
+            format!("{year:04}-06-31{rest}"),
+            at(rolled(year, 6, 31)),
+        ),
+        (
+            "calendar:09-31",
+            format!("{year:04}-09-31{rest}"),
+            at(rolled(year, 9, 31)),
+        ),
+        (
+            "calendar:day_00",
+            format!("{year:04}-{month:02}-00{rest}"),
+            at(rolled(year, month, 0)),
+        ),
+        (
+            "calendar:month_00",
+            format!("{year:04}-00-{day:02}{rest}"),
+            at(rolled(year, 0, day)),
+        ),
+        (
+            "calendar:three_digit_day",
+            format!("{year:04}-{month:02}-0{day:02}{rest}"),
+            Some(s.into()),
+        ),
+        (
+            "calendar:three_digit_month",
+            format!("{year:04}-0{month:02}-{day:02}{rest}"),
+            Some(s.into()),
+        ),
+        (
+            "calendar:slash_separators",
+            format!("{year:04}/{month:02}/{day:02}{rest}"),
+            Some(s.into()),
+        ),
+        (
+            "calendar:dot_separators",
+            format!("{date}T{hour:02}.{minute}.{second}{tail}"),
+            Some(s.into()),
+        ),
+        (
+            "calendar:basic_format",
+            format!("{year:04}{month:02}{day:02}T{hour:02}{minute}{second}{tail}"),
+            Some(s.into()),
+        ),
+        (
+            "calendar:minute_60",
+            format!("{date}T{hour:02}:60:{second}{tail}"),
+            None,
+        ),
+        (
+            "calendar:offset_minus_zero",
+            format!("{date}T{time}-00:00"),
+            Some(format!("{date}T{time}Z")),
+        ),
+        (
+            "calendar:offset_no_colon",
+            format!("{date}T{time}+0100"),
+            Some(format!("{date}T{time}+01:00")),
+        ),
+        (
+            "calendar:offset_hours_only",
+            format!("{date}T{time}+01"),
+            Some(format!("{date}T{time}+01:00")),
+        ),
+        (
+            "calendar:year_0000_by_offset",
+            "0001-01-01T00:30:00+01:00".into(),
+            Some("0001-01-01T00:30:00+01:00".into()),
+        ),
+        (
+            "calendar:year_10000_by_offset",
+            "9999-12-31T23:30:00-01:00".into(),
+            None,
+        ),
+    ];
+    if month < 10 {
+        wrong.push((
+            "calendar:one_digit_month",
+            format!("{year:04}-{month}-{day:02}{rest}"),
+            Some(s.into()),
+        ));
+    }
+    if day < 10 {
+        wrong.push((
+            "calendar:one_digit_day",
+            format!("{year:04}-{month:02}-{day}{rest}"),
+            Some(s.into()),
+        ));
+    }
+    if hour < 10 {
+        wrong.push((
+            "calendar:one_digit_hour",
+            format!("{date}T{hour}:{minute}:{second}{tail}"),
+            Some(s.into()),
+        ));
+    }
+    for (suffix, text, instant) in wrong {
+        match instant {
+            Some(instant) => out.push(Trial::time("date_time_neighbour", suffix, &text, &instant)),
+            None => out.push(Trial::string("date_time_neighbour", suffix, &text)),
+        }
+    }
+}
+
+/// `request` with `now` moved by as much as the instant `instant` is from `original`, so
+/// that the age of the member is the fixture's; unchanged when either does not parse or
+/// the new `now` is out of range.
+fn following(
+    request: &airlock_guard::Request,
+    original: &str,
+    instant: &str,
+) -> airlock_guard::Request {
+    let mut moved = request.clone();
+    let shift = original
+        .parse::<Timestamp>()
+        .ok()
+        .zip(instant.parse::<Timestamp>().ok())
+        .map(|(from, to)| to.duration_since(from));
+    if let Some(now) = shift.and_then(|d| request.now.checked_add(d).ok()) {
+        moved.now = now;
+    }
+    moved
 }
 
 /// The number text of `x`: an integer when it is one (and `integer`), else the shortest
@@ -450,6 +728,10 @@ fn multibyte_exact_limit(
         return;
     }
     bytes.resize(max_bytes, b' ');
+    // One byte past the limit with far fewer characters than bytes: an adapter that
+    // measures the body in characters admits it.
+    let mut past = bytes.clone();
+    past.push(b' ');
     b.push(
         "exact_limit",
         Some(&fixture.name),
@@ -459,6 +741,16 @@ fn multibyte_exact_limit(
         Upstream::Body(bytes),
         Vec::new(),
         Expectation::Reference,
+    );
+    b.push(
+        "oversize",
+        Some(&fixture.name),
+        location,
+        "multibyte_one_past",
+        &fixture.request,
+        Upstream::Body(past),
+        Vec::new(),
+        Expectation::Reject,
     );
 }
 

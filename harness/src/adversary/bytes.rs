@@ -9,16 +9,20 @@ use crate::cases::{
 };
 use crate::corpus::Fixture;
 
-/// Raw number texts spliced in at every member. The strict parser rejects all but `-0`
-/// and `1.0` whatever the schema (overflow, 2^64, underflow, leading zero); those two the
-/// schema decides.
-const NUMBER_EDGES: [(&str, Expectation); 6] = [
+/// Raw number texts spliced in at every member, mapped or not, projected or not. The
+/// strict parser rejects all but `-0` and `1.0` whatever the schema (overflow, 2^64,
+/// underflow, leading zero, the `NaN` and `Infinity` literals Python's and other lax
+/// readers take for numbers); those two the schema decides.
+const NUMBER_EDGES: [(&str, Expectation); 9] = [
     ("1e400", Expectation::Reject),
     ("-0", Expectation::Reference),
     ("18446744073709551616", Expectation::Reject),
     ("1.0", Expectation::Reference),
     ("1e-400", Expectation::Reject),
     ("01", Expectation::Reject),
+    ("NaN", Expectation::Reject),
+    ("Infinity", Expectation::Reject),
+    ("-Infinity", Expectation::Reject),
 ];
 
 /// number_edge: raw number text in place of every member's value.

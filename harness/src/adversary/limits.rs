@@ -67,6 +67,49 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
                 );
             }
         }
+        // Where the contract leaves a member free (no schema judges it: an unmapped member
+        // of an open vendor document), nesting exactly to `max_depth` and one past it, so
+        // that the parser's depth limit decides and nothing else.
+        // (An MCP message's members are the protocol's: its free places, `_meta`, are
+        // varied by `mcp-result-members`.)
+        let free = member_pointers(value)
+            .into_iter()
+            .filter(|_| !b.is_mcp())
+            .map(|(parent, name)| format!("{parent}/{}", escape_token(&name)))
+            .filter(|at| b.schemas_at(at).is_empty())
+            .take(4);
+        for location in free.collect::<Vec<_>>() {
+            let containers = location.matches('/').count();
+            for (suffix, depth, expect) in [
+                (
+                    "free_member_at_max_depth",
+                    limits.max_depth,
+                    Expectation::Reference,
+                ),
+                (
+                    "free_member_one_past_max_depth",
+                    limits.max_depth + 1,
+                    Expectation::Reject,
+                ),
+            ] {
+                let Some(k) = depth.checked_sub(containers).filter(|k| *k > 0) else {
+                    continue;
+                };
+                let nested = format!("{}{}", "[".repeat(k), "]".repeat(k));
+                if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
+                    b.push(
+                        "deep_nesting",
+                        Some(origin),
+                        &location,
+                        suffix,
+                        request,
+                        Upstream::Body(bytes),
+                        Vec::new(),
+                        expect,
+                    );
+                }
+            }
+        }
         let half = max_bytes / 2;
         b.push(
             "deep_nesting",

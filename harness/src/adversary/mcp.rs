@@ -88,6 +88,7 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, message: &Value) {
     v.is_error();
     v.id();
     v.result_members();
+    v.members_the_shape_allows();
     v.content_kinds();
     if let Some(structured) = &structured {
         v.structured_missing(structured);
@@ -391,6 +392,24 @@ impl Variants<'_, '_, '_> {
                 );
             }
         }
+        // A JSON-RPC error answers the call only under the call's id: under another, or
+        // under null (JSON-RPC's id for an unreadable request), it is not this call's.
+        let mut error = self.message.clone();
+        if let Value::Object(map) = &mut error {
+            map.shift_remove("result");
+            map.insert(
+                "error".into(),
+                json!({"code": -32603, "message": "Internal error"}),
+            );
+            for (suffix, other) in [
+                ("error_under_another_id", json!(format!("{id}-other"))),
+                ("error_under_null_id", Value::Null),
+            ] {
+                map.insert("id".into(), other);
+                let m = Value::Object(map.clone());
+                self.push("/id", suffix, &m, vec![], Expectation::Reference);
+            }
+        }
         // Another call is outstanding at the same time: this message answers it, not us.
         let other = match &id {
             Value::Number(n) => json!(n.as_i64().unwrap_or(0).wrapping_add(1)),
@@ -448,6 +467,120 @@ impl Variants<'_, '_, '_> {
                 vec![token],
                 Expectation::Reject,
             );
+        }
+    }
+
+    /// mcp-result-members, the members a `CallToolResult` and a text block may carry and
+    /// the agent never gets: `_meta` (with a canary; not an object; holding `NaN`; nested
+    /// to `max_depth` and one past it, so the parser decides), a text block's
+    /// `annotations` and `_meta` (canaries); `content` missing, empty, a second agreeing
+    /// text block; a text block with its `text` written twice (the last agreeing), its
+    /// JSON after a BOM or followed by more text.
+    fn members_the_shape_allows(&mut self) {
+        self.class = "mcp-result-members";
+        if !self
+            .message
+            .pointer("/result")
+            .is_some_and(Value::is_object)
+            || self.message.pointer("/result/_meta").is_some()
+        {
+            return;
+        }
+        let at = "/result/_meta";
+        let token = self.canary(at, 1);
+        if let Some(m) = self.edit(at, Some(json!({"trace": token}))) {
+            self.push(at, "meta", &m, vec![token.clone()], Expectation::Reference);
+        }
+        if let Some(m) = self.edit(at, Some(json!(token))) {
+            self.push(at, "meta_string", &m, vec![token], Expectation::Reject);
+        }
+        let max_depth = self.b.contract.limits().max_depth;
+        if let Some(m) = self.edit(at, Some(json!({"n": 0, "deep": 0}))) {
+            if let Some(bytes) = splice(&m, "/result/_meta/n", b"NaN") {
+                let request = self.fixture.request.clone();
+                self.push_bytes(at, "meta_nan", &request, bytes, vec![], Expectation::Reject);
+            }
+            // `/result/_meta/deep` sits in three containers: k more levels make k + 3.
+            for (suffix, depth, expect) in [
+                ("meta_at_max_depth", max_depth, Expectation::Reference),
+                (
+                    "meta_one_past_max_depth",
+                    max_depth + 1,
+                    Expectation::Reject,
+                ),
+            ] {
+                let Some(k) = depth.checked_sub(3).filter(|k| *k > 0 && *k < 4096) else {
+                    continue;
+                };
+                let nested = format!("{}{}", "[".repeat(k), "]".repeat(k));
+                if let Some(bytes) = splice(&m, "/result/_meta/deep", nested.as_bytes()) {
+                    let request = self.fixture.request.clone();
+                    self.push_bytes(at, suffix, &request, bytes, vec![], expect);
+                }
+            }
+        }
+        if let Some(text_at) = first_text(self.message) {
+            let block = text_at.trim_end_matches("/text").to_owned();
+            for (member, n) in [("annotations", 2), ("_meta", 3)] {
+                let member_at = format!("{block}/{member}");
+                let token = self.canary(&member_at, n);
+                let value = json!({"audience": ["assistant"], "note": token});
+                if let Some(m) = self.edit(&member_at, Some(value)) {
+                    let suffix = format!("text_block_{}", member.trim_start_matches('_'));
+                    self.push(&member_at, &suffix, &m, vec![token], Expectation::Reference);
+                }
+            }
+            if let Some(Value::String(text)) = self.message.pointer(&text_at) {
+                let token = self.canary(&text_at, 4);
+                let raw = format!(
+                    r#"{{"type":"text","text":{},"text":{}}}"#,
+                    Value::String(token.clone()),
+                    Value::String(text.clone())
+                );
+                if let Some(bytes) = splice(self.message, &block, raw.as_bytes()) {
+                    let request = self.fixture.request.clone();
+                    self.push_bytes(
+                        &text_at,
+                        "text_twice_last_agreeing",
+                        &request,
+                        bytes,
+                        vec![token],
+                        Expectation::Reject,
+                    );
+                }
+                for (suffix, new) in [
+                    ("text_after_bom", format!("\u{FEFF}{text}")),
+                    ("text_then_more", format!("{text} (cached)")),
+                ] {
+                    if let Some(m) = self.edit(&text_at, Some(Value::String(new))) {
+                        self.push(&text_at, suffix, &m, vec![], Expectation::Reference);
+                    }
+                }
+                let second = self
+                    .message
+                    .pointer("/result/content")
+                    .and_then(Value::as_array);
+                if let Some(blocks) = second {
+                    let next = format!("/result/content/{}", blocks.len());
+                    let copy = self.message.pointer(&block).cloned();
+                    if let Some(m) = copy.and_then(|c| self.edit(&next, Some(c))) {
+                        self.push(
+                            &next,
+                            "second_agreeing_block",
+                            &m,
+                            vec![],
+                            Expectation::Reference,
+                        );
+                    }
+                }
+            }
+        }
+        let content = "/result/content";
+        if let Some(m) = self.edit(content, Some(json!([]))) {
+            self.push(content, "content_empty", &m, vec![], Expectation::Reference);
+        }
+        if let Some(m) = self.edit(content, None) {
+            self.push(content, "content_missing", &m, vec![], Expectation::Reject);
         }
     }
 

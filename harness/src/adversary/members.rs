@@ -64,6 +64,7 @@ pub(super) fn member_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &Va
     let origin = fixture.name.as_str();
     let request = &fixture.request;
     let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
+    absent_as_null(b, fixture, value);
 
     for (parent, name) in member_pointers(value) {
         let location = format!("{parent}/{}", escape_token(&name));
@@ -175,5 +176,76 @@ pub(super) fn member_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &Va
                 );
             }
         }
+    }
+}
+
+/// type_swap `null_for_absent`: every member the schema declares at an object of the
+/// base but the base leaves out, present as `null` (an adapter that drops a `null` member
+/// instead of judging it admits what the schema refuses). The reference decides.
+fn absent_as_null(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let mut declared = std::collections::BTreeSet::new();
+    let mut documents = vec![b.contract.schema().document()];
+    if let Some(vendor) = b.contract.vendor_schema() {
+        documents.push(vendor.document());
+    }
+    for document in documents {
+        property_names(document, &mut declared);
+    }
+    let mut objects: Vec<String> = vec![String::new()];
+    for (parent, _) in member_pointers(value) {
+        if !objects.contains(&parent) {
+            objects.push(parent);
+        }
+    }
+    // A wide schema whose bases leave most members out would make a case per member:
+    // the first `MAX_ABSENT` per base are enough to find an adapter that drops nulls.
+    let mut left = MAX_ABSENT;
+    for parent in objects {
+        let Some(Value::Object(object)) = value.pointer(&parent) else {
+            continue;
+        };
+        for name in declared.iter().filter(|n| !object.contains_key(n.as_str())) {
+            let location = format!("{parent}/{}", escape_token(name));
+            if left == 0 {
+                return;
+            }
+            if b.schemas_at(&location).is_empty() {
+                continue;
+            }
+            left -= 1;
+            let mut v = value.clone();
+            if let Some(Value::Object(map)) = v.pointer_mut(&parent) {
+                map.insert(name.clone(), Value::Null);
+            }
+            b.push(
+                "type_swap",
+                Some(&fixture.name),
+                &location,
+                "null_for_absent",
+                &fixture.request,
+                Upstream::Body(serde_json::to_vec(&v).unwrap_or_default()),
+                Vec::new(),
+                Expectation::Reference,
+            );
+        }
+    }
+}
+
+/// At most this many `null_for_absent` cases per base.
+const MAX_ABSENT: usize = 64;
+
+/// Every name a `properties` keyword of `schema` declares, at any depth.
+fn property_names(schema: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = map.get("properties") {
+                out.extend(properties.keys().cloned());
+            }
+            for v in map.values() {
+                property_names(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
+        _ => {}
     }
 }

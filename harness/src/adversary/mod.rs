@@ -41,9 +41,9 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("missing_member", "every member of every object removed, one at a time"),
     ("type_swap", "every member's value swapped for null, a boolean, \"true\", a number, a numeric string, a string, an array, an object; every object wrapped in an array"),
     ("string_edge", "every string member empty, one and ten times past its maxLength (canary), with NUL appended, as injected instructions (canary), with a trailing newline; free strings one past maxLength and one below minLength in 1- to 4-byte characters"),
-    ("enum_neighbour", "every enum value re-cased and space-prefixed, another member's enum value, \"unknown\"; const members swapped for another tool's name or constant"),
-    ("pattern_neighbour", "every patterned string with its last character changed, a character appended, a character prefixed, a trailing newline"),
-    ("date_time_neighbour", "every date-time without offset, with a space for T, with lower-case t and z, in month 13, at leap second 23:59:60Z; offsets +24:00, -24:00, +23:60; a day past its month's end (11-31, 04-31, 02-29 of a common year); leap seconds elsewhere (12:00:60Z, 23:58:60Z, 23:59:60+01:00); hour 24; ten fraction digits"),
+    ("enum_neighbour", "every enum value re-cased and space-prefixed, another member's enum value, \"unknown\"; const members swapped for another tool's name or constant, and re-cased; enum values and constants in spellings Unicode folding makes equal (full-width, Kelvin sign, ligature, digits of other scripts)"),
+    ("pattern_neighbour", "every patterned string with its last character changed, a character appended, a character prefixed, a trailing newline; text after a valid value (no end anchor), a leading and a trailing space (matched after trimming), digits of other scripts and full-width letters"),
+    ("date_time_neighbour", "every date-time without offset, with a space for T, with lower-case t and z, in month 13, at leap second 23:59:60Z; offsets +24:00, -24:00, +23:60; a day past its month's end (11-31, 04-31, 02-29 of a common year); leap seconds elsewhere (12:00:60Z, 23:58:60Z, 23:59:60+01:00); hour 24; ten fraction digits; calendar edges: Feb 29 2100, Feb 30, June 31, Sep 31, day 00, month 00, one- and three-digit fields, other separators, basic ISO 8601, minute 60, offsets +0100, +01, -00:00, offsets carrying the UTC year out of 0001-9999"),
     ("number_edge", "raw number text at every member: 1e400, -0, 2^64, 1.0, 1e-400, 01; at numeric members: each bound one step past, exclusive bounds themselves, half a multipleOf step, the integer as 4.0 / 4e0 / 4E+0, -0.0, 2^53+1, 1e2"),
     ("bad_string_bytes", "raw bytes in every string member (canary): a lone high and a lone low surrogate escape, a reversed pair, a high surrogate before text, invalid UTF-8, a raw control character"),
     ("duplicate_member", "every member written twice, both orders, with a conflicting canary value, with the same value, and once with an escaped name"),
@@ -53,10 +53,10 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("deep_nesting", "nesting one past max_depth in place of a member, and as deep as max_bytes allows"),
     ("raw_bytes", "whole bodies broken: BOM, UTF-16LE, trailing garbage, two documents, truncated at structural boundaries, an HTML error page (canary), empty, a comment, single quotes, NaN"),
     ("request_id_mismatch", "a response answering another request id"),
-    ("binding_mismatch", "a request whose parameters disagree with the response, one per binding check; near misses: the response's value re-cased, padded, a prefix or an extension of the parameter; the parameter missing, null, a number, an object, the wrong container"),
-    ("freshness", "a request time that makes each fresh field just stale and just future, by a second, a millisecond, a microsecond and a nanosecond; the field 100 ns past the skew in 7 fraction digits"),
+    ("binding_mismatch", "a request whose parameters disagree with the response, one per binding check; near misses: the response's value re-cased, padded, a prefix or an extension of the parameter, in Unicode-equivalent spellings; the request's parameter re-cased, padded or Unicode-equivalent; the parameter missing, null, a number, an object, the wrong container"),
+    ("freshness", "a request time that makes each fresh field just stale and just future, by a second, a millisecond, a microsecond and a nanosecond; the field 100 ns past the skew in 7 fraction digits; field and now straddling a month's end, the year's end, a leap day, 2100 and 2000"),
     ("reencoding", "every admitted body written again with the same meaning: white space (CRLF, tabs) between every token, every string \\u-escaped (surrogate pairs), \\/, members permuted, numbers in exponent form, all at once; the reference admits each with the same agent value"),
-    ("boundary_valid", "values at the edges the schema allows: strings of exactly minLength/maxLength code points of 1-, 2-, 3- and 4-byte characters, white space only or around text; date-times with 0-9 fraction digits and offsets -23:59..+23:59; numbers at inclusive bounds, next to exclusive ones, on multipleOf steps; arrays of exactly minItems/maxItems; bound members with the request following (their one-past neighbours go to string_edge, date_time_neighbour, number_edge, array_edge)"),
+    ("boundary_valid", "values at the edges the schema allows: strings of exactly minLength/maxLength code points of 1-, 2-, 3- and 4-byte characters, white space only or around text; date-times with 0-9 fraction digits and offsets -23:59..+23:59; numbers at inclusive bounds, next to exclusive ones, on multipleOf steps; arrays of exactly minItems/maxItems; date-times on Feb 29 of 2024 and 2000, the first and last day of every month, midnight, the last second, years 0001 and 9999; bound members (in a vendor document, through an identity mapping) with the request following (their one-past neighbours go to string_edge, date_time_neighbour, number_edge, array_edge)"),
     ("upstream_failure", "a well-formed failure envelope for every error code, claiming retryable and not"),
     ("transport_error", "every transport error"),
     ("random_mutation", "seeded chains of byte and member mutations, half of them on top of another class's variant"),
@@ -78,7 +78,7 @@ pub const CLASSES: &[(&str, &str)] = &[
     ("lines-encoding", "lines: a BOM, UTF-16LE with and without its BOM, invalid UTF-8 in a value (a stray byte, an over-long /, an encoded surrogate, a character cut short, Latin-1)"),
     ("lines-long-line", "lines: every line exactly max_line_bytes long (the reference decides), one byte past, a 4-byte character crossing the limit"),
     ("lines-separator", "lines: the other separator (= or ': ') everywhere and per line, ' = ', ':' without space, doubled, none, a tab"),
-    ("lines-value", "lines: every value a canary, injected instructions (canary), empty; by the mapping's normalisation: leading zero, + sign, fraction, exponent, hex, -0, past 2^53, non-ASCII digits; table keys re-cased, title-cased, a table value; upper case and non-ASCII letters for lower-casing; times as date-time neighbours, epoch seconds, git's default format, RFC 2822, offset without colon; by the contract schema: pattern and enum neighbours, one past maxLength"),
+    ("lines-value", "lines: every value a canary, injected instructions (canary), empty; by the mapping's normalisation: leading zero, + sign, fraction, exponent, hex, -0, past 2^53, non-ASCII digits; table keys re-cased, title-cased, a table value; upper case and non-ASCII letters for lower-casing; a value holding the separator or quoted, its Unicode-equivalent spellings; times as date-time neighbours, epoch seconds, git's default format, RFC 2822, offset without colon; by the contract schema: pattern and enum neighbours, one past maxLength"),
     ("vendor-unmapped", "vendor: every member no mapping or failure rule reads set to a canary (admitted by an open vendor schema; never in the agent value)"),
     ("vendor-near-name", "vendor: every mapped member's name re-cased, title-cased, padded, with a look-alike letter, as camelCase, in place of the member (the mapping fails closed) and beside it with a canary value; the member renamed to a canary name"),
     ("vendor-coerce", "vendor: every mapped value in a type a normalisation might coerce: an integer as a decimal or fraction string, raw 7.0 and 7e0; a table key upper-, title-cased, padded, or a table value; a time as epoch seconds (number, string, milliseconds) or with a space for T; an array holding the value (and a canary), an object holding it (and a canary), null, true"),
@@ -218,6 +218,21 @@ impl<'a> Builder<'a> {
             .map
             .iter()
             .find(|m| crate::cases::escape_token(&m.field) == name)
+            .map(|m| m.from.as_str().to_owned())
+    }
+
+    /// Like [`Builder::source_of`], for a mapping that takes the member as it is (no
+    /// normalisation) only: where the body holds the value the envelope's `field` gets.
+    fn taken_as_is_from(&self, field: &str) -> Option<String> {
+        let InputKind::Vendor(vendor) = self.contract.input() else {
+            return Some(field.to_owned());
+        };
+        let name = field.strip_prefix("/data/")?;
+        vendor
+            .map
+            .iter()
+            .find(|m| crate::cases::escape_token(&m.field) == name)
+            .filter(|m| m.normalise == Normalise::None)
             .map(|m| m.from.as_str().to_owned())
     }
 
@@ -401,9 +416,11 @@ fn classes(b: &mut Builder<'_>, fixture: &Fixture, value: &Value, whole: bool) {
 /// `request` with every parameter bound to the member at `location` following its
 /// change from `original` to `new` (an `equals_param` parameter set to it, an `in_param`
 /// list holding it in place of `original`), so that the schema stage decides; `None`
-/// when no check binds that member.
+/// when no check binds that member. In a vendor document the member a check binds is the
+/// one its field is mapped from; a mapping that normalises is left out (the parameter
+/// would have to follow the normalised value, which the mapping may refuse).
 fn bind_along(
-    contract: &Contract,
+    b: &Builder<'_>,
     request: &Request,
     location: &str,
     original: &Value,
@@ -411,8 +428,8 @@ fn bind_along(
 ) -> Option<Request> {
     let mut bound = request.clone();
     let mut any = false;
-    for check in contract.checks() {
-        if check.field().as_str() != location {
+    for check in b.contract.checks() {
+        if b.taken_as_is_from(check.field().as_str()).as_deref() != Some(location) {
             continue;
         }
         match check {

@@ -152,13 +152,26 @@ pub(super) fn schema_neighbours(b: &mut Builder<'_>, fixture: &Fixture, value: &
                     Some((at, c)) => format!("{}{}", &s[..at], if c == '~' { '!' } else { '~' }),
                     None => "a".to_owned(),
                 };
-                for (kind, text) in [
+                let mut texts = vec![
                     ("last_changed", changed),
                     ("appended", format!("{s}{pad}")),
                     ("prefixed", format!("{first}{s}")),
                     ("trailing_newline", format!("{s}\n")),
-                ] {
-                    out.push(("pattern_neighbour", kind.into(), text, vec![], None));
+                    // A pattern tested without its end anchor, or after trimming.
+                    ("suffix_outside", format!("{s}!")),
+                    ("suffix_text", format!("{s} and more")),
+                    ("leading_space", format!(" {s}")),
+                    ("trailing_space", format!("{s} ")),
+                ];
+                // Text an adapter folds before matching: digits of other scripts where
+                // `\d` or `[0-9]` is meant, full-width look-alikes (NFKC folds both).
+                for (kind, text) in equivalents(s) {
+                    texts.push((kind, text));
+                }
+                for (kind, text) in texts {
+                    if text != s {
+                        out.push(("pattern_neighbour", kind.into(), text, vec![], None));
+                    }
                 }
             }
 
@@ -185,6 +198,11 @@ pub(super) fn schema_neighbours(b: &mut Builder<'_>, fixture: &Fixture, value: &
                     neighbour(format!("{kind}:{v}"), flipped);
                 }
                 neighbour(format!("leading_space:{v}"), format!(" {v}"));
+                for (kind, text) in equivalents(v) {
+                    if !allowed.contains(&text) {
+                        neighbour(format!("{kind}:{v}"), text);
+                    }
+                }
             }
             if let Some(other) = enum_values.iter().find(|v| !allowed.contains(v)) {
                 neighbour(format!("other_enum:{other}"), other.clone());
@@ -208,6 +226,27 @@ pub(super) fn schema_neighbours(b: &mut Builder<'_>, fixture: &Fixture, value: &
             for c in &constants {
                 if Some(c.as_str()) != current && !swaps.contains(c) {
                     swaps.push(c.clone());
+                }
+            }
+            // The constant itself, re-cased and in look-alike spellings.
+            for c in &constants {
+                let recased = if c.to_uppercase() == *c {
+                    c.to_lowercase()
+                } else {
+                    c.to_uppercase()
+                };
+                let mut spellings = vec![("recased", recased)];
+                spellings.extend(equivalents(c));
+                for (kind, text) in spellings {
+                    if text != *c && !constants.contains(&text) {
+                        out.push((
+                            "enum_neighbour",
+                            format!("const_{kind}:{c}"),
+                            text,
+                            vec![],
+                            None,
+                        ));
+                    }
                 }
             }
             for swap in swaps {
@@ -242,4 +281,49 @@ pub(super) fn schema_neighbours(b: &mut Builder<'_>, fixture: &Fixture, value: &
             );
         }
     }
+}
+
+/// Spellings of `s` that Unicode folding (NFKC, case folding) or a lax digit reader makes
+/// equal to it, while JSON Schema compares code points: every ASCII digit in Arabic-Indic
+/// and in full-width digits, every ASCII letter or sign in its full-width form, `K` and
+/// `k` as the Kelvin sign, `fi` as its ligature. Only those that change `s`.
+pub(crate) fn equivalents(s: &str) -> Vec<(&'static str, String)> {
+    let shift = |base: u32, c: char| char::from_u32(base + (c as u32 - '0' as u32)).unwrap_or(c);
+    let mut out = Vec::new();
+    if s.bytes().any(|b| b.is_ascii_digit()) {
+        let map = |base: u32| {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_digit() {
+                        shift(base, c)
+                    } else {
+                        c
+                    }
+                })
+                .collect::<String>()
+        };
+        out.push(("arabic_indic_digits", map(0x0660)));
+        out.push(("fullwidth_digits", map(0xFF10)));
+    }
+    if s.bytes().any(|b| b.is_ascii_graphic()) {
+        let wide: String = s
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() {
+                    char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap_or(c)
+                } else {
+                    c
+                }
+            })
+            .collect();
+        out.push(("fullwidth", wide));
+    }
+    if s.contains(['K', 'k']) {
+        out.push(("kelvin_sign", s.replace(['K', 'k'], "\u{212A}")));
+    }
+    if s.contains("fi") {
+        out.push(("ligature", s.replace("fi", "\u{FB01}")));
+    }
+    out.retain(|(_, t)| t != s);
+    out
 }

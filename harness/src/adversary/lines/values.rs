@@ -123,6 +123,18 @@ impl Variants<'_, '_, '_> {
                 }
             }
             if *normalise == Normalise::None {
+                // The grammar's own characters inside a value: a reader that splits on
+                // every separator (`a=b=c`) or strips quotes reads another value.
+                let separator = self.grammar.separator.trim();
+                texts.push((
+                    "separator_in_value".into(),
+                    format!("{value}{separator}{token}"),
+                ));
+                texts.push(("double_quoted".into(), format!("\"{value}\"")));
+                texts.push(("single_quoted".into(), format!("'{value}'")));
+                for (kind, text) in crate::adversary::neighbours::equivalents(&value) {
+                    texts.push((format!("text:{kind}"), text));
+                }
                 if schemas.iter().any(|s| s.get("pattern").is_some()) {
                     let mut chars: Vec<char> = value.chars().collect();
                     if let Some(last) = chars.pop() {
@@ -243,6 +255,35 @@ impl Variants<'_, '_, '_> {
                                 &location,
                                 &format!("near:{kind}:{param}"),
                                 body,
+                                vec![],
+                                Expectation::Reference,
+                            );
+                        }
+                    }
+                    for (kind, near) in crate::adversary::binding::request_side(&value) {
+                        let mut r = self.fixture.request.clone();
+                        let bent = match r.params.get_mut(param) {
+                            Some(Value::String(p)) if !listed && *p == value => {
+                                *p = near;
+                                true
+                            }
+                            Some(Value::Array(items)) if listed => {
+                                let mut any = false;
+                                for item in items.iter_mut().filter(|i| i.as_str() == Some(&value))
+                                {
+                                    *item = Value::String(near.clone());
+                                    any = true;
+                                }
+                                any
+                            }
+                            _ => false,
+                        };
+                        if bent {
+                            self.push_with(
+                                &location,
+                                &format!("request:{kind}:{param}"),
+                                &r,
+                                text.into(),
                                 vec![],
                                 Expectation::Reference,
                             );
