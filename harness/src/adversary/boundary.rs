@@ -105,6 +105,8 @@ pub(super) fn boundaries(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) 
                 } else if keyword("format").and_then(Value::as_str) == Some("date-time") {
                     date_time_trials(s, &mut trials);
                     calendar_trials(s, fresh, &mut trials);
+                    let max = number("maxLength").map(|m| m as usize);
+                    fraction_to_max_length(s, max, &mut trials);
                 }
             }
             Value::Number(_) => {
@@ -338,6 +340,37 @@ fn date_time_trials(s: &str, out: &mut Vec<Trial>) {
         ),
     ] {
         out.push(Trial::string("date_time_neighbour", suffix, &text));
+    }
+}
+
+/// A date-time whose fraction fills the member's `maxLength` exactly (valid when that is
+/// 1 to 9 digits) and one digit past it (a reader that drops or keeps fraction digits
+/// without counting the text admits it): `boundary_valid` and `string_edge`, the
+/// reference deciding both. The instant moves by under a second.
+fn fraction_to_max_length(s: &str, max_length: Option<usize>, out: &mut Vec<Trial>) {
+    let (Some(max), Ok(time)) = (max_length, s.parse::<Timestamp>()) else {
+        return;
+    };
+    let whole = Timestamp::from_second(time.as_second()).unwrap_or(time);
+    let Some(bare) = render(whole, 0, 0, true) else {
+        return;
+    };
+    // `…SSZ` plus `.` and the digits: room for `max - bare - 1` digits.
+    let Some(digits) = max
+        .checked_sub(bare.len() + 1)
+        .filter(|d| (1..=9).contains(d))
+    else {
+        return;
+    };
+    for (class, suffix, n) in [
+        ("boundary_valid", "fraction_to_max_length", digits),
+        ("string_edge", "fraction_one_past_max_length", digits + 1),
+    ] {
+        if let Some(text) = render(whole, 0, n.min(9), true) {
+            // Ten digits are still RFC 3339: one past a 9-digit room appends one.
+            let text = if n > 9 { text.replace('Z', "1Z") } else { text };
+            out.push(Trial::time(class, suffix, &text, &text));
+        }
     }
 }
 

@@ -575,6 +575,53 @@ impl Variants<'_, '_, '_> {
                 }
             }
         }
+        // A character beyond the BMP in a string of structuredContent, the text block
+        // writing it as a surrogate-pair escape (the same JSON to a strict reader).
+        let structured = self.message.pointer(STRUCTURED_CONTENT).cloned();
+        let text_at = first_text(self.message);
+        if let (Some(Value::Object(mut object)), Some(text_at)) = (structured, text_at) {
+            // A free string (no pattern, enum, const or format; no check's field), so that
+            // the schema and the binding admit.
+            let free = |name: &str| {
+                let at = format!("/{}", crate::cases::escape_token(name));
+                let checked = self
+                    .b
+                    .contract
+                    .checks()
+                    .iter()
+                    .any(|c| c.field().as_str() == at || c.field().as_str().ends_with(&at));
+                !checked
+                    && self.b.schemas_at(&at).iter().all(|s| {
+                        ["pattern", "enum", "const", "format"]
+                            .iter()
+                            .all(|k| s.get(*k).is_none())
+                    })
+            };
+            let member = object
+                .iter()
+                .find(|(k, v)| v.as_str().is_some_and(|s| !s.is_empty()) && free(k))
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()));
+            if let Some((name, text)) = member {
+                object.insert(name, Value::String(format!("{text}\u{1F600}")));
+                let written = Value::Object(object.clone())
+                    .to_string()
+                    .replace('\u{1F600}', "\\ud83d\\ude00");
+                let mut m = self.message.clone();
+                if let Some(slot) = m.pointer_mut(STRUCTURED_CONTENT) {
+                    *slot = Value::Object(object);
+                }
+                if let Some(slot) = m.pointer_mut(&text_at) {
+                    *slot = Value::String(written);
+                }
+                self.push(
+                    &text_at,
+                    "text_surrogate_pair_escape",
+                    &m,
+                    vec![],
+                    Expectation::Reference,
+                );
+            }
+        }
         let content = "/result/content";
         if let Some(m) = self.edit(content, Some(json!([]))) {
             self.push(content, "content_empty", &m, vec![], Expectation::Reference);

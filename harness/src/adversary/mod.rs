@@ -210,20 +210,20 @@ impl<'a> Builder<'a> {
     /// pointer): the pointer itself, or for a vendor contract the source of the mapping
     /// that fills it (`None` when no mapping does).
     fn source_of(&self, field: &str) -> Option<String> {
-        let InputKind::Vendor(vendor) = self.contract.input() else {
-            return Some(field.to_owned());
-        };
-        let name = field.strip_prefix("/data/")?;
-        vendor
-            .map
-            .iter()
-            .find(|m| crate::cases::escape_token(&m.field) == name)
-            .map(|m| m.from.as_str().to_owned())
+        self.source_where(field, |_| true)
     }
 
     /// Like [`Builder::source_of`], for a mapping that takes the member as it is (no
     /// normalisation) only: where the body holds the value the envelope's `field` gets.
     fn taken_as_is_from(&self, field: &str) -> Option<String> {
+        self.source_where(field, |m| m.normalise == Normalise::None)
+    }
+
+    fn source_where(
+        &self,
+        field: &str,
+        keep: impl Fn(&airlock_guard::Mapping) -> bool,
+    ) -> Option<String> {
         let InputKind::Vendor(vendor) = self.contract.input() else {
             return Some(field.to_owned());
         };
@@ -232,7 +232,7 @@ impl<'a> Builder<'a> {
             .map
             .iter()
             .find(|m| crate::cases::escape_token(&m.field) == name)
-            .filter(|m| m.normalise == Normalise::None)
+            .filter(|m| keep(m))
             .map(|m| m.from.as_str().to_owned())
     }
 
