@@ -374,6 +374,20 @@ fn fraction_to_max_length(s: &str, max_length: Option<usize>, out: &mut Vec<Tria
     }
 }
 
+/// The calendar edges of [`calendar_trials`] as texts, `(suffix, text)`: for the classes
+/// that write a time into a command's output (`lines-value`), where no `now` moves with it.
+pub(crate) fn calendar_texts(s: &str) -> Vec<(String, String)> {
+    let mut trials = Vec::new();
+    calendar_trials(s, true, &mut trials);
+    trials
+        .into_iter()
+        .filter_map(|t| {
+            let text = serde_json::from_str::<String>(&t.raw).ok()?;
+            Some((t.suffix, text))
+        })
+        .collect()
+}
+
 /// The day `d` of month `m` of year `y`, counted on from the first of the month as a lax
 /// parser would (April 31 is May 1, day 0 the last of the month before; month 13 the
 /// January after, month 0 the December before); `None` outside the calendar's range.

@@ -548,6 +548,31 @@ impl Variants<'_, '_, '_> {
                         Expectation::Reject,
                     );
                 }
+                // The text's JSON with its first member written twice, a canary first and
+                // the agreeing value last: equal to structuredContent for a last-wins
+                // reader, refused by a strict one (structuredContent itself is clean).
+                let structured = self.message.pointer(STRUCTURED_CONTENT);
+                if let Some(Value::Object(object)) = structured {
+                    if let Some(first) = object.keys().next() {
+                        let token = self.canary(&text_at, 5);
+                        let compact = Value::Object(object.clone()).to_string();
+                        let doubled = format!(
+                            "{{{}:{},{}",
+                            Value::String(first.clone()),
+                            Value::String(token.clone()),
+                            &compact[1..]
+                        );
+                        if let Some(m) = self.edit(&text_at, Some(Value::String(doubled))) {
+                            self.push(
+                                &text_at,
+                                "text_json_member_twice_last_agreeing",
+                                &m,
+                                vec![token],
+                                Expectation::Reference,
+                            );
+                        }
+                    }
+                }
                 for (suffix, new) in [
                     ("text_after_bom", format!("\u{FEFF}{text}")),
                     ("text_then_more", format!("{text} (cached)")),

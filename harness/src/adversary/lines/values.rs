@@ -96,6 +96,9 @@ impl Variants<'_, '_, '_> {
                 for (kind, text, _) in date_time_neighbours(&value) {
                     texts.push((format!("time:{kind}"), text));
                 }
+                for (kind, text) in crate::adversary::boundary::calendar_texts(&value) {
+                    texts.push((format!("time:{kind}"), text));
+                }
                 if let Ok(time) = value.parse::<airlock_guard::jiff::Timestamp>() {
                     texts.push(("time:epoch_seconds".into(), time.as_second().to_string()));
                     texts.push((
