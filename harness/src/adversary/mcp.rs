@@ -524,10 +524,24 @@ impl Variants<'_, '_, '_> {
             for (member, n) in [("annotations", 2), ("_meta", 3)] {
                 let member_at = format!("{block}/{member}");
                 let token = self.canary(&member_at, n);
-                let value = json!({"audience": ["assistant"], "note": token});
+                let value = json!({"audience": ["assistant"], "priority": 0, "note": token});
                 if let Some(m) = self.edit(&member_at, Some(value)) {
-                    let suffix = format!("text_block_{}", member.trim_start_matches('_'));
+                    let name = member.trim_start_matches('_');
+                    let suffix = format!("text_block_{name}");
                     self.push(&member_at, &suffix, &m, vec![token], Expectation::Reference);
+                    // A free place: `NaN` there, where the parser alone decides.
+                    if let Some(bytes) = splice(&m, &format!("{member_at}/priority"), b"NaN") {
+                        let request = self.fixture.request.clone();
+                        let suffix = format!("text_block_{name}_nan");
+                        self.push_bytes(
+                            &member_at,
+                            &suffix,
+                            &request,
+                            bytes,
+                            vec![],
+                            Expectation::Reject,
+                        );
+                    }
                 }
             }
             if let Some(Value::String(text)) = self.message.pointer(&text_at) {
@@ -783,6 +797,13 @@ impl Variants<'_, '_, '_> {
             vec![token.clone(), data_token],
             Expectation::Transport,
         );
+        // `error.data` is free (any JSON): `NaN` there, where the parser alone decides.
+        let raw_data =
+            with_error(json!({"code": -32603, "message": "Internal error", "data": {"n": 0}}));
+        if let Some(bytes) = splice(&raw_data, "/error/data/n", b"NaN") {
+            let request = self.fixture.request.clone();
+            self.push_bytes(at, "data_nan", &request, bytes, vec![], Expectation::Reject);
+        }
         for (suffix, m) in malformed {
             let canaries = if m.to_string().contains(&token) {
                 vec![token.clone()]
