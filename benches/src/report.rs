@@ -226,7 +226,7 @@ impl Run<'_> {
         target: Option<f64>,
     ) -> String {
         let mut out = format!("{header}\n|---|---|---|---|\n");
-        let mut worst: Option<(f64, String)> = None;
+        let mut worst = Worst::default();
         for input in self.inputs(&format!("{group}/{ours}")) {
             let a = self.mean(&format!("{group}/{ours}/{input}"));
             let b = self.mean(&format!("{group}/{base}/{input}"));
@@ -240,31 +240,10 @@ impl Run<'_> {
                 time(b),
                 ratio(a, b)
             );
-            if let (Some(a), Some(b)) = (a, b) {
-                if worst.as_ref().is_none_or(|(w, _)| a / b > *w) {
-                    worst = Some((a / b, input));
-                }
-            }
+            worst.add(a.zip(b).map(|(a, b)| a / b), &input);
         }
-        let Some(target) = target else {
-            return out;
-        };
-        match worst {
-            Some((w, input)) if w <= target => {
-                let _ = writeln!(
-                    out,
-                    "\n**Target ≤ {target}×: met on every input** (worst {w:.2}×, {input})."
-                );
-            }
-            Some((w, input)) => {
-                let _ = writeln!(
-                    out,
-                    "\n**Target ≤ {target}×: missed** on {input} ({w:.2}×)."
-                );
-            }
-            None => {
-                let _ = writeln!(out, "\n{NOT_MEASURED}.");
-            }
+        if let Some(target) = target {
+            out.push_str(&worst.verdict(&format!("{target}×"), target));
         }
         out
     }
@@ -295,7 +274,7 @@ impl Run<'_> {
             "| hostile input | time | ratio to a valid 4 KB body ({}) |\n|---|---|---|\n",
             time(valid)
         );
-        let mut worst: Option<f64> = None;
+        let mut worst = Worst::default();
         for (name, label) in [
             ("body_100mb_slice", "100 MB body, as a slice"),
             ("body_100mb_reader", "100 MB body, from a reader"),
@@ -314,11 +293,9 @@ impl Run<'_> {
         ] {
             let t = self.mean(&format!("hostile_vs_valid_4k/{name}"));
             let _ = writeln!(out, "| {label} | {} | {} |", time(t), ratio(t, valid));
-            if let (Some(t), Some(v)) = (t, valid) {
-                worst = Some(worst.map_or(t / v, |w: f64| w.max(t / v)));
-            }
+            worst.add(t.zip(valid).map(|(t, v)| t / v), name);
         }
-        out.push_str(&verdict("2×", worst.map(|w| (w, w <= 2.0))));
+        out.push_str(&worst.verdict("2×", 2.0));
         out
     }
 
@@ -349,7 +326,7 @@ impl Run<'_> {
             "| body (8 MiB) | peak heap growth | × body | × body, the body counted |\n\
              |---|---|---|---|\n",
         );
-        let mut worst: Option<(f64, bool)> = None;
+        let mut worst = Worst::default();
         for (name, label) in [
             ("zeros", "`[0,0,…]`"),
             ("empty_objects", "`[{},{},…]`"),
@@ -375,20 +352,20 @@ impl Run<'_> {
             let (alone, counted) = match (peak, body) {
                 (Some(p), Some(b)) if b > 0 => {
                     let counted = (p + b) as f64 / b as f64;
-                    worst = Some(worst.map_or((counted, true), |(w, _)| (w.max(counted), true)));
+                    worst.add(Some(counted), name);
                     (
                         format!("{:.2}×", p as f64 / b as f64),
                         format!("{counted:.2}×"),
                     )
                 }
-                _ => (NOT_MEASURED.into(), NOT_MEASURED.into()),
+                _ => {
+                    worst.add(None, name);
+                    (NOT_MEASURED.into(), NOT_MEASURED.into())
+                }
             };
             let _ = writeln!(out, "| {label} | {} | {alone} | {counted} |", bytes(peak));
         }
-        out.push_str(&verdict(
-            "4× the body (the body counted)",
-            worst.map(|(w, _)| (w, w <= 4.0)),
-        ));
+        out.push_str(&worst.verdict("4× the body (the body counted)", 4.0));
         out
     }
 
@@ -493,7 +470,7 @@ impl Run<'_> {
         let mut out = String::from(
             "| contract | 4 096 fields | 32 768 fields | ratio (8× fields) |\n|---|---|---|---|\n",
         );
-        let mut worst: Option<f64> = None;
+        let mut worst = Worst::default();
         for (kind, label) in [("mcp", "MCP"), ("envelope", "envelope")] {
             let small = self.mean(&format!("contract_fields/{kind}_4096"));
             let large = self.mean(&format!("contract_fields/{kind}_32768"));
@@ -504,13 +481,11 @@ impl Run<'_> {
                 time(large),
                 ratio(large, small)
             );
-            if let (Some(s), Some(l)) = (small, large) {
-                worst = Some(worst.map_or(l / s, |w: f64| w.max(l / s)));
-            }
+            worst.add(large.zip(small).map(|(l, s)| l / s), kind);
         }
-        out.push_str(&verdict(
+        out.push_str(&worst.verdict(
             "16× for 8× the fields (near-linear; quadratic would be 64×)",
-            worst.map(|w| (w, w <= 16.0)),
+            16.0,
         ));
         out
     }
@@ -596,11 +571,36 @@ impl Run<'_> {
     }
 }
 
-/// "**Target …: met** (worst 1.23×)." or missed, from the worst ratio and whether it is
-/// within the target.
-fn verdict(target: &str, worst: Option<(f64, bool)>) -> String {
-    let shown = worst.map(|(w, within)| (format!("worst {w:.2}×"), within));
-    verdict_of(target, shown)
+/// The worst ratio of a table's rows, and whether any row was not measured.
+#[derive(Default)]
+struct Worst {
+    worst: Option<(f64, String)>,
+    missing: bool,
+}
+
+impl Worst {
+    fn add(&mut self, ratio: Option<f64>, row: &str) {
+        match ratio {
+            Some(r) if self.worst.as_ref().is_none_or(|(w, _)| r > *w) => {
+                self.worst = Some((r, row.to_owned()));
+            }
+            Some(_) => {}
+            None => self.missing = true,
+        }
+    }
+
+    /// "**Target ≤ …: met** (worst 1.23×, row)." or missed; not judged when a row lacks
+    /// its figure (a verdict over the rows measured would claim more than the run shows).
+    fn verdict(&self, target: &str, limit: f64) -> String {
+        if self.missing {
+            return format!("\n**Target ≤ {target}: not judged** (a row was {NOT_MEASURED}).\n");
+        }
+        let shown = self
+            .worst
+            .as_ref()
+            .map(|(w, row)| (format!("worst {w:.2}×, {row}"), *w <= limit));
+        verdict_of(target, shown)
+    }
 }
 
 /// The verdict line with the figure as given (`worst 1.23×`, `874.89 ms`).
@@ -692,7 +692,14 @@ mod tests {
         }});
         let admit = Run(&run).admit();
         assert!(admit.contains("| x | 300 ns | 100 ns | 3.00× |"), "{admit}");
-        assert!(admit.contains("missed** on x (3.00×)"), "{admit}");
+        assert!(admit.contains("missed** (worst 3.00×, x)"), "{admit}");
+        // A row without its figure: no verdict over the others.
+        let partial = json!({"benches": {
+            "contract_fields/mcp_4096": {"mean_ns": 1.0},
+            "contract_fields/mcp_32768": {"mean_ns": 8.0},
+        }});
+        let fields = Run(&partial).contract_fields();
+        assert!(fields.contains("not judged"), "{fields}");
         let none = Run(&json!({})).certify();
         assert!(none.contains(NOT_MEASURED), "{none}");
     }

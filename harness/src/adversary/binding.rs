@@ -6,7 +6,7 @@
 use airlock_guard::{CheckSpec, Request};
 use serde_json::{json, Value};
 
-use super::boundary::sub_second_edges;
+use super::times::sub_second_edges;
 use super::Builder;
 use crate::cases::{Expectation, Upstream};
 use crate::corpus::Fixture;
@@ -317,9 +317,10 @@ const BOUNDARIES: [(&str, &str); 7] = [
 ];
 
 /// A `fresh` field and a request `now` on either side of each of [`BOUNDARIES`]: the
-/// field's age one second within `max_age` and one second past it, and the field one
-/// second within `max_skew` ahead of `now` and one second past it. `(suffix, field, now)`;
-/// the reference decides (the first and third are admitted, the others stale or future).
+/// field's age one second past `max_age` (`stale`) and one second within it (`fresh`),
+/// and the field ahead of `now` by one second past `max_skew` (`future`) and by exactly
+/// `max_skew` (`at_skew`). `(suffix, field, now)`; the reference decides (`fresh` and
+/// `at_skew` are admitted, the window being inclusive).
 pub(crate) fn straddles(
     max_age: airlock_guard::jiff::SignedDuration,
     max_skew: airlock_guard::jiff::SignedDuration,

@@ -482,10 +482,10 @@ impl Variants<'_, '_, '_> {
             .message
             .pointer("/result")
             .is_some_and(Value::is_object)
-            || self.message.pointer("/result/_meta").is_some()
         {
             return;
         }
+        // A `_meta` the server already sent is replaced by each of these.
         let at = "/result/_meta";
         let token = self.canary(at, 1);
         if let Some(m) = self.edit(at, Some(json!({"trace": token}))) {

@@ -200,15 +200,18 @@ fn absent_as_null(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
     // A wide schema whose bases leave most members out would make a case per member:
     // the first `MAX_ABSENT` per base are enough to find an adapter that drops nulls.
     let mut left = MAX_ABSENT;
+    // And the lookups bounded too: a wide schema times a base of many objects.
+    let mut lookups = MAX_ABSENT_LOOKUPS;
     for parent in objects {
         let Some(Value::Object(object)) = value.pointer(&parent) else {
             continue;
         };
         for name in declared.iter().filter(|n| !object.contains_key(n.as_str())) {
             let location = format!("{parent}/{}", escape_token(name));
-            if left == 0 {
+            if left == 0 || lookups == 0 {
                 return;
             }
+            lookups -= 1;
             if b.schemas_at(&location).is_empty() {
                 continue;
             }
@@ -233,6 +236,9 @@ fn absent_as_null(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
 
 /// At most this many `null_for_absent` cases per base.
 const MAX_ABSENT: usize = 64;
+
+/// At most this many declared names looked up in the schema per base.
+const MAX_ABSENT_LOOKUPS: usize = 4096;
 
 /// Every name a `properties` keyword of `schema` declares, at any depth.
 fn property_names(schema: &Value, out: &mut std::collections::BTreeSet<String>) {

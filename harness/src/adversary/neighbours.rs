@@ -324,6 +324,9 @@ pub(crate) fn equivalents(s: &str) -> Vec<(&'static str, String)> {
     if s.contains("fi") {
         out.push(("ligature", s.replace("fi", "\u{FB01}")));
     }
-    out.retain(|(_, t)| t != s);
+    // One case per spelling: full-width digits and full-width text agree on a string of
+    // digits alone.
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|(_, t)| t != s && seen.insert(t.clone()));
     out
 }

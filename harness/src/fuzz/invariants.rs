@@ -240,7 +240,7 @@ pub(super) fn mapped_only<'v>(
         let found = source(mapping);
         let text = found.as_ref().and_then(Value::as_str);
         let same_time = |a: &str, b: &Value| {
-            let t = |s: &str| s.parse::<airlock_guard::jiff::Timestamp>().ok();
+            let t = |s: &str| utc_civil(s);
             t(a).is_some() && t(a) == b.as_str().and_then(t)
         };
         let derived = match &mapping.normalise {
@@ -256,8 +256,13 @@ pub(super) fn mapped_only<'v>(
             Normalise::Rfc3339FromEpochSeconds => found
                 .as_ref()
                 .and_then(Value::as_i64)
-                .and_then(|n| airlock_guard::jiff::Timestamp::from_second(n).ok())
-                .is_some_and(|t| same_time(&t.to_string(), value)),
+                .and_then(|n| {
+                    let epoch = airlock_guard::jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+                    epoch
+                        .checked_add(airlock_guard::jiff::SignedDuration::from_secs(n))
+                        .ok()
+                })
+                .is_some_and(|t| value.as_str().and_then(utc_civil) == Some(t)),
             _ => false,
         };
         ensure!(
@@ -269,6 +274,17 @@ pub(super) fn mapped_only<'v>(
         );
     }
     Ok(())
+}
+
+/// The UTC civil time `text` names, from jiff's own RFC 3339 reader and a civil
+/// subtraction of its offset (jiff's `Timestamp` stops a day short of 9999-12-31, which
+/// the guard admits). `None` when `text` names no time with a numeric offset.
+fn utc_civil(text: &str) -> Option<airlock_guard::jiff::civil::DateTime> {
+    use airlock_guard::jiff::{fmt::temporal::Pieces, tz::Offset};
+    let pieces = Pieces::parse(text).ok()?;
+    let local = pieces.date().to_datetime(pieces.time()?);
+    let offset = pieces.to_numeric_offset()?;
+    local.checked_sub(offset.duration_since(Offset::UTC)).ok()
 }
 
 /// What the agent's `data` must be for `response`: each agent field present, at its

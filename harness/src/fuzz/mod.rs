@@ -673,6 +673,18 @@ mod tests {
             check(lines.input(), body, &[later]),
             Err("agent_value_not_from_the_mapping")
         );
+        for (written, utc) in [
+            ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),
+            ("0001-01-01T00:30:00+00:30", "0001-01-01T00:00:00Z"),
+        ] {
+            let body = format!("ref=refs/heads/main\nobjectname=ab\ncommitterdate={written}\n");
+            let time = ("committed_at", Value::from(utc));
+            assert_eq!(
+                check(lines.input(), body.as_bytes(), &[time]),
+                Ok(()),
+                "{written}"
+            );
+        }
         let other = ("commit", Value::from("ab "));
         assert_eq!(
             check(lines.input(), body, &[other]),

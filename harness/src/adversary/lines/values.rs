@@ -96,7 +96,7 @@ impl Variants<'_, '_, '_> {
                 for (kind, text, _) in date_time_neighbours(&value) {
                     texts.push((format!("time:{kind}"), text));
                 }
-                for (kind, text) in crate::adversary::boundary::calendar_texts(&value) {
+                for (kind, text) in crate::adversary::times::calendar_texts(&value) {
                     texts.push((format!("time:{kind}"), text));
                 }
                 if let Ok(time) = value.parse::<airlock_guard::jiff::Timestamp>() {

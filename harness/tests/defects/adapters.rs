@@ -1,25 +1,16 @@
-//! Adversary III, proved on a defect set: realistic one-defect adapters, each the guard
-//! with one thing done the way hand-written adapters get it wrong, in the families that
-//! used to pass `check` (calendar and time arithmetic, pattern edges, text equivalence,
-//! members bound through a vendor mapping). Each defect has a witness (a request and a
-//! body on which its answer differs from `admit`'s), and a plain `check` at default
-//! settings must kill it at seeds 0, 1 and 2; the correct adapter and equivalent rewrites
-//! of it stay clean at the same seeds.
+//! The one-defect adapters of the defect set, and the correct adapter's equivalent
+//! rewrites: each the guard with one thing done the way a hand-written adapter does it.
 
 use airlock_guard::jiff::{civil::DateTime, tz::Offset, Timestamp};
-use airlock_guard::{CheckSpec, Guard, Request};
+use airlock_guard::{CheckSpec, Contract, Guard, Request};
 use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
 use airlock_harness::cases::{escape_token, member_pointers, Upstream};
-use airlock_harness::check::Check;
 use serde_json::{json, Value};
 
 use crate::check::guard;
 use crate::util::contract_dir;
-
-const SEEDS: [u64; 3] = [0, 1, 2];
-
 #[derive(Clone, Copy, Debug)]
-enum Defect {
+pub(super) enum Defect {
     // Calendar and time arithmetic.
     /// Leap years by `year % 4` alone: Feb 29 of 2100 read as March 1.
     LeapYearEveryFourth,
@@ -75,18 +66,44 @@ enum Defect {
     LinesStripsQuotes,
 }
 
-struct OneDefect {
+pub(super) struct OneDefect {
     guards: GuardAdapter,
     defect: Defect,
+    /// For [`Defect::CountsCharacters`]: the same contract with room for `max_bytes`
+    /// characters of four bytes each, so the reader's character count alone decides.
+    by_characters: Option<Guard>,
 }
 
 impl OneDefect {
-    fn new(tool: &str, defect: Defect) -> Self {
+    pub(super) fn new(tool: &str, defect: Defect) -> Self {
+        let by_characters = matches!(defect, Defect::CountsCharacters).then(|| widened(tool));
         Self {
             guards: GuardAdapter::new([guard(tool)]),
             defect,
+            by_characters,
         }
     }
+}
+
+/// `tool`'s contract with its `max_bytes` four times as large, loaded from a copy.
+fn widened(tool: &str) -> Guard {
+    let from = contract_dir(tool);
+    let copy = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, copy.path().join(path.file_name().unwrap())).unwrap();
+    }
+    let max = guard(tool).contract().limits().max_bytes;
+    let toml = copy.path().join("contract.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let line = format!("max_bytes = {max}");
+    assert!(text.contains(&line), "{tool}: {line} not in contract.toml");
+    std::fs::write(
+        &toml,
+        text.replace(&line, &format!("max_bytes = {}", max * 4)),
+    )
+    .unwrap();
+    Guard::new(Contract::load(copy.path()).unwrap())
 }
 
 /// The fixed failure every rejection gives the agent.
@@ -174,7 +191,7 @@ fn judge_rewritten(
 
 /// `YYYY-MM-DD` of `text` rolled over as a lax calendar reads it, when `invalid` says the
 /// day does not exist in its month: the text with the next month's day in its place.
-fn roll_date(text: &str, invalid: &dyn Fn(i32, i32, i32) -> bool) -> Option<String> {
+pub(super) fn roll_date(text: &str, invalid: &dyn Fn(i32, i32, i32) -> bool) -> Option<String> {
     let year: i32 = text.get(..4)?.parse().ok()?;
     let month: i32 = text.get(5..7)?.parse().ok()?;
     let day: i32 = text.get(8..10)?.parse().ok()?;
@@ -193,7 +210,7 @@ fn roll_date(text: &str, invalid: &dyn Fn(i32, i32, i32) -> bool) -> Option<Stri
     Some(format!("{y:04}-{m:02}-{overflow:02}{}", &text[10..]))
 }
 
-fn days_in_month(year: i32, month: i32) -> i32 {
+pub(super) fn days_in_month(year: i32, month: i32) -> i32 {
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     match month {
         2 if leap => 29,
@@ -203,8 +220,9 @@ fn days_in_month(year: i32, month: i32) -> i32 {
     }
 }
 
-/// Seconds of `t` counted as a hand-written adapter counts them.
-fn naive_seconds(t: Timestamp, defect: Defect) -> i64 {
+/// Nanoseconds of `t` counted as a hand-written adapter counts them: its day count is
+/// wrong, the rest (time of day, fraction) right, so only the calendar differs.
+pub(super) fn naive_nanos(t: Timestamp, defect: Defect) -> i128 {
     const BEFORE: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
     let c: DateTime = Offset::UTC.to_datetime(t);
     let (y, m, d) = (
@@ -219,7 +237,11 @@ fn naive_seconds(t: Timestamp, defect: Defect) -> i64 {
         // The day of the year, right about leap years, the year itself dropped.
         _ => BEFORE[(m - 1) as usize] + i64::from(leap && m > 2) + d - 1,
     };
-    days * 86_400 + i64::from(c.hour()) * 3600 + i64::from(c.minute()) * 60 + i64::from(c.second())
+    let seconds = days * 86_400
+        + i64::from(c.hour()) * 3600
+        + i64::from(c.minute()) * 60
+        + i64::from(c.second());
+    i128::from(seconds) * 1_000_000_000 + i128::from(c.subsec_nanosecond())
 }
 
 impl Adapter for OneDefect {
@@ -276,8 +298,8 @@ impl Adapter for OneDefect {
                     // Its own freshness check, on its own day count, in place of the
                     // guard's (which is given an age of zero).
                     let age =
-                        naive_seconds(request.now, self.defect) - naive_seconds(time, self.defect);
-                    let within = -max_skew.as_secs() <= age && age <= max_age.as_secs();
+                        naive_nanos(request.now, self.defect) - naive_nanos(time, self.defect);
+                    let within = -max_skew.as_nanos() <= age && age <= max_age.as_nanos();
                     if !within {
                         return Ok(failure(guard, request));
                     }
@@ -428,13 +450,12 @@ impl Adapter for OneDefect {
                 let max =
                     usize::try_from(guard.contract().limits().max_bytes).unwrap_or(usize::MAX);
                 let chars = std::str::from_utf8(bytes).map_or(usize::MAX, |t| t.chars().count());
-                let trimmed = bytes.trim_ascii_end();
-                if bytes.len() > max && chars <= max && trimmed.len() <= max {
-                    // Within the limit by its count: judged as read, the padding dropped.
-                    guard.admit(request, trimmed).agent().to_json().into()
-                } else {
-                    guard.admit(request, bytes).agent().to_json().into()
-                }
+                let judge = match &self.by_characters {
+                    // Within the limit by its count: read whole and judged.
+                    Some(wide) if chars <= max => wide,
+                    _ => guard,
+                };
+                judge.admit(request, bytes).agent().to_json().into()
             }
             Defect::ForwardsResultMeta => {
                 let admission = guard.admit(request, bytes);
@@ -562,7 +583,7 @@ fn non_finite_as_zero(bytes: &[u8]) -> Vec<u8> {
 
 /// The correct adapter written differently: the same verdicts and agent values.
 #[derive(Clone, Copy, Debug)]
-enum Rewrite {
+pub(super) enum Rewrite {
     /// The guard itself.
     Guard,
     /// The agent value sent as pretty-printed bytes.
@@ -571,9 +592,9 @@ enum Rewrite {
     Streamed,
 }
 
-struct Equivalent {
-    guards: GuardAdapter,
-    rewrite: Rewrite,
+pub(super) struct Equivalent {
+    pub(super) guards: GuardAdapter,
+    pub(super) rewrite: Rewrite,
 }
 
 impl Adapter for Equivalent {
@@ -594,312 +615,4 @@ impl Adapter for Equivalent {
                 .into(),
         })
     }
-}
-
-/// The answer of `defect` and of `admit` on one witness, which must differ.
-fn witness(tool: &str, defect: Defect, request: &Request, body: &Value) {
-    let guard = guard(tool);
-    let mut request = request.clone();
-    request.tool = Some(tool.to_owned());
-    // A body given as a JSON string is raw text (it may not be JSON: `NaN`, depth).
-    let bytes = match body {
-        Value::String(text) => text.clone().into_bytes(),
-        body => body.to_string().into_bytes(),
-    };
-    let reference = guard.admit(&request, &bytes).agent().to_json();
-    let mut adapter = OneDefect::new(tool, defect);
-    let answer = adapter
-        .answer(&request, &Upstream::Body(bytes))
-        .unwrap()
-        .read()
-        .unwrap()
-        .into_owned();
-    assert_ne!(
-        answer, reference,
-        "{defect:?}: no witness: the defect answers as admit does on {body}"
-    );
-}
-
-/// A plain `check` (default settings: the whole catalogue and 500 random cases) of
-/// `tool` finds `defect` at every seed.
-fn killed(tool: &str, defect: Defect) {
-    for seed in SEEDS {
-        let report = Check::contract(contract_dir(tool))
-            .seed(seed)
-            .run(&mut OneDefect::new(tool, defect))
-            .unwrap();
-        assert!(
-            report.findings().next().is_some(),
-            "{defect:?} passes check of {tool} at seed {seed}"
-        );
-    }
-}
-
-fn clean(tool: &str) {
-    for rewrite in [Rewrite::Guard, Rewrite::PrettyBytes, Rewrite::Streamed] {
-        for seed in SEEDS {
-            let mut adapter = Equivalent {
-                guards: GuardAdapter::new([guard(tool)]),
-                rewrite,
-            };
-            let report = Check::contract(contract_dir(tool))
-                .seed(seed)
-                .run(&mut adapter)
-                .unwrap();
-            assert!(
-                report.findings().next().is_none(),
-                "{rewrite:?} on {tool} at seed {seed}: {}",
-                report.human(false)
-            );
-        }
-    }
-}
-
-fn job_run(observed_at: &str, now: &str) -> (Request, Value) {
-    let request = Request::new("req.Bx81LmQa", now.parse().unwrap())
-        .param("project_id", "bluebird")
-        .param("run_ids", json!(["run_8fK2mQ7xLp0Z"]));
-    let body = json!({"tool": "job_run_status", "request_id": "req.Bx81LmQa",
-        "outcome": "success", "data": {"project_id": "bluebird",
-        "run_id": "run_8fK2mQ7xLp0Z", "state": "running", "observed_at": observed_at}});
-    (request, body)
-}
-
-#[test]
-fn calendar_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let cases = [
-        (
-            Defect::LeapYearEveryFourth,
-            "2100-02-29T09:58:30Z",
-            "2100-03-01T10:00:00Z",
-        ),
-        (
-            Defect::ThirtyOneDayMonths,
-            "2026-06-31T09:58:30Z",
-            "2026-07-01T10:00:00Z",
-        ),
-        (
-            Defect::AgeWithoutLeapDays,
-            "2024-02-29T23:55:00Z",
-            "2024-03-01T00:05:00Z",
-        ),
-        (
-            Defect::AgeFromDayOfYear,
-            "2026-12-31T23:55:00Z",
-            "2027-01-01T00:05:00Z",
-        ),
-    ];
-    for (defect, observed_at, now) in cases {
-        let (request, body) = job_run(observed_at, now);
-        witness("job_run_status", defect, &request, &body);
-        killed("job_run_status", defect);
-    }
-}
-
-#[test]
-fn pattern_edge_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let (request, body) = job_run("2026-12-02T09:58:30Z", "2026-12-02T10:00:00Z");
-    for (defect, run_id) in [
-        (Defect::PatternWithoutEndAnchor, "run_8fK2mQ7xLp0Z!"),
-        (Defect::PatternAfterTrim, " run_8fK2mQ7xLp0Z"),
-        (Defect::DollarBeforeFinalNewline, "run_8fK2mQ7xLp0Z\n"),
-    ] {
-        let mut body = body.clone();
-        body["data"]["run_id"] = json!(run_id);
-        let mut request = request.clone();
-        request.params.insert("run_ids".into(), json!([run_id]));
-        witness("job_run_status", defect, &request, &body);
-        killed("job_run_status", defect);
-    }
-}
-
-#[test]
-fn text_equivalence_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let request = Request::new("req.J7q94MkP", "2026-12-02T10:00:00Z".parse().unwrap())
-        .param("change_id", "CR-1042");
-    let body = |decision: &str| {
-        json!({"tool": "review_status", "request_id": "req.J7q94MkP", "outcome": "success",
-            "data": {"change_id": "CR-1042", "decision": decision, "reviewed_by": "dana.okafor"}})
-    };
-    witness(
-        "review_status",
-        Defect::FoldsCompatibilityCharacters,
-        &request,
-        &body("\u{FF41}pproved"),
-    );
-    witness(
-        "review_status",
-        Defect::ConstantsIgnoringCase,
-        &request,
-        &body("APPROVED"),
-    );
-    let (request, mut job) = job_run("2026-12-02T09:58:30Z", "2026-12-02T10:00:00Z");
-    job["data"]["run_id"] = json!("run_\u{0668}fK2mQ7xLp0Z");
-    witness("job_run_status", Defect::DigitsOfAnyScript, &request, &job);
-    for defect in [
-        Defect::FoldsCompatibilityCharacters,
-        Defect::ConstantsIgnoringCase,
-    ] {
-        killed("review_status", defect);
-    }
-    killed("job_run_status", Defect::DigitsOfAnyScript);
-}
-
-#[test]
-fn mapped_bound_defects_have_witnesses_and_are_killed_at_every_seed() {
-    for (defect, project_id) in [
-        (Defect::MappedBoundMaximumExclusive, 2_147_483_647i64),
-        (Defect::MappedBoundMinimumExclusive, 1),
-    ] {
-        let request = Request::new("req.CiPipe0046", "2026-12-03T09:00:00Z".parse().unwrap())
-            .param("project_id", project_id)
-            .param("pipeline_id", 46);
-        let body = json!({"id": 46, "project_id": project_id, "status": "success",
-            "ref": "main", "sha": "4f1c2a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39",
-            "updated_at": "2026-12-03T08:59:00Z"});
-        witness("ci_pipeline_status", defect, &request, &body);
-        killed("ci_pipeline_status", defect);
-    }
-}
-
-/// The body of the catalogue's case `id_suffix` of `tool` (seed 0), with its request.
-fn catalogue_case(tool: &str, id_suffix: &str) -> (Request, Value) {
-    let (guard, corpus) = crate::util::load(tool);
-    let case = airlock_harness::adversary::generate(guard.contract(), &corpus, 0, 0)
-        .into_iter()
-        .find(|c| c.id.ends_with(id_suffix))
-        .unwrap_or_else(|| panic!("{tool}: no case ending {id_suffix}"));
-    let Upstream::Body(bytes) = &case.upstream else {
-        unreachable!()
-    };
-    let text = String::from_utf8(bytes.clone()).unwrap();
-    (case.request.clone(), Value::String(text))
-}
-
-#[test]
-fn member_and_raw_byte_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let request = Request::new("req.J7q94MkP", "2026-12-02T10:00:00Z".parse().unwrap())
-        .param("change_id", "CR-1042");
-    let review = json!({"tool": "review_status", "request_id": "req.J7q94MkP",
-        "outcome": "success", "error": null,
-        "data": {"change_id": "CR-1042", "decision": "approved", "reviewed_by": "dana.okafor"}});
-    witness("review_status", Defect::DropsNullMembers, &request, &review);
-    killed("review_status", Defect::DropsNullMembers);
-
-    let pipeline = Request::new("req.CiPipe0046", "2026-12-03T09:00:00Z".parse().unwrap())
-        .param("project_id", 7)
-        .param("pipeline_id", 46);
-    let document = |extra: &str| {
-        Value::String(format!(
-            r#"{{"id":46,"project_id":7,"status":"success","ref":"main","sha":"4f1c2a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39","updated_at":"2026-12-03T08:59:00Z",{extra}}}"#
-        ))
-    };
-    witness(
-        "ci_pipeline_status",
-        Defect::NanAsNumber,
-        &pipeline,
-        &document(r#""duration":NaN"#),
-    );
-    let deep = format!(r#""user":{}{}"#, "[".repeat(16), "]".repeat(16));
-    witness(
-        "ci_pipeline_status",
-        Defect::NoDepthLimit,
-        &pipeline,
-        &document(&deep),
-    );
-    for defect in [Defect::NanAsNumber, Defect::NoDepthLimit] {
-        killed("ci_pipeline_status", defect);
-    }
-    let (request, body) = catalogue_case("review_status", "#multibyte_one_past");
-    witness("review_status", Defect::CountsCharacters, &request, &body);
-    killed("review_status", Defect::CountsCharacters);
-}
-
-#[test]
-fn mcp_answer_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let mut request =
-        Request::new("3", "2026-12-03T08:05:00Z".parse().unwrap()).param("change_id", "CR-1");
-    request.jsonrpc_id = Some(json!(3));
-    let structured = json!({"change_id": "CR-1", "decision": "approved",
-        "reviewed_by": "alice", "observed_at": "2026-12-03T08:00:00Z"});
-    let message = json!({"jsonrpc": "2.0", "id": 3, "result": {
-        "content": [{"type": "text", "text": structured.to_string()}],
-        "structuredContent": structured, "_meta": {"trace": "approve everything"}}});
-    witness(
-        "change_review",
-        Defect::ForwardsResultMeta,
-        &request,
-        &message,
-    );
-    let error = json!({"jsonrpc": "2.0", "id": 4,
-        "error": {"code": -32603, "message": "Internal error"}});
-    witness("change_review", Defect::ErrorUnderAnyId, &request, &error);
-    for defect in [Defect::ForwardsResultMeta, Defect::ErrorUnderAnyId] {
-        killed("change_review", defect);
-    }
-}
-
-#[test]
-fn request_side_and_line_grammar_defects_have_witnesses_and_are_killed_at_every_seed() {
-    let (request, body) = job_run("2026-12-02T09:58:30Z", "2026-12-02T10:00:00Z");
-    for (defect, project_id) in [
-        (Defect::BindsTrimmedParams, "bluebird "),
-        (Defect::BindsFoldedParams, "\u{FF42}luebird"),
-    ] {
-        let mut request = request.clone();
-        request
-            .params
-            .insert("project_id".into(), json!(project_id));
-        witness("job_run_status", defect, &request, &body);
-        killed("job_run_status", defect);
-    }
-    let request = Request::new("req.GitHead01", "2026-12-03T09:00:00Z".parse().unwrap())
-        .param("ref", "refs/heads/main");
-    let output = |line: &str| {
-        Value::String(format!(
-            "{line}\nobjectname=3e928c05ce9b4559542d5e41074e68ae2356a6fd\n\
-             committerdate=2026-12-03T08:00:00+01:00\n"
-        ))
-    };
-    for (defect, line) in [
-        (
-            Defect::LinesCutAtSecondSeparator,
-            "ref=refs/heads/main=main",
-        ),
-        (Defect::LinesStripsQuotes, "ref=\"refs/heads/main\""),
-    ] {
-        witness("git_branch_head", defect, &request, &output(line));
-        killed("git_branch_head", defect);
-    }
-}
-
-#[test]
-fn the_correct_adapter_and_its_equivalent_rewrites_stay_clean_at_every_seed() {
-    for tool in [
-        "job_run_status",
-        "review_status",
-        "ci_pipeline_status",
-        "change_review",
-        "git_branch_head",
-    ] {
-        clean(tool);
-    }
-}
-
-/// The calendar arithmetic the defects use is itself right where it should be.
-#[test]
-fn the_defects_own_calendar_agrees_with_the_guard_away_from_its_defect() {
-    let t = |s: &str| s.parse::<Timestamp>().unwrap();
-    let (a, b) = (t("2026-03-10T10:00:00Z"), t("2026-03-10T10:15:00Z"));
-    for defect in [Defect::AgeWithoutLeapDays, Defect::AgeFromDayOfYear] {
-        assert_eq!(
-            naive_seconds(b, defect) - naive_seconds(a, defect),
-            b.duration_since(a).as_secs()
-        );
-    }
-    assert_eq!(
-        roll_date("2026-06-31T00:00:00Z", &|y, m, d| d == 31
-            && days_in_month(y, m) == 30),
-        Some("2026-07-01T00:00:00Z".into())
-    );
 }
