@@ -4,7 +4,7 @@ use airlock_guard::{CheckFailure, Contract, CustomCheck, Guard, Request};
 use airlock_harness::fuzz::{check_admission, check_parse, FuzzOptions, Fuzzer, Target, Violation};
 use serde_json::Value;
 
-use crate::util::{airlock, contract_dir, load, TOOLS};
+use crate::util::{airlock, contract_dir, load, root, TOOLS};
 
 fn fuzzer() -> Fuzzer {
     let dirs: Vec<_> = TOOLS.iter().map(|t| contract_dir(t)).collect();
@@ -205,4 +205,88 @@ fn the_shards_of_a_fuzz_run_judge_exactly_its_inputs_each_once() {
     whole.sort();
     parts.sort();
     assert!(parts == whole, "the parts are the inputs of the whole run");
+}
+
+/// `airlock fuzz --adapter-cmd`: a leaking adapter over the exec protocol is found, its
+/// shrunk reproducer written and replayed by `check --replay` (exit 1 both times); the
+/// correct adapter runs clean, and a second run resumes from the corpus folder.
+#[test]
+fn cli_fuzz_of_an_exec_adapter_finds_writes_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifacts = dir.path().join("reproducers");
+    let naive = format!(
+        "python3 {}",
+        root().join("docs/examples/naive_adapter.py").display()
+    );
+    let contract = root().join("schemas/review_status");
+    let contract = contract.to_str().unwrap();
+    let out = airlock(
+        &[
+            "fuzz",
+            "--contract",
+            contract,
+            "--adapter-cmd",
+            &naive,
+            "--runs",
+            "2000",
+            "--artifacts",
+            artifacts.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("fuzz: FINDING"), "{stdout}");
+    let reproducer = std::fs::read_dir(artifacts.join("review_status"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".case.json"))
+        .expect("a .case.json reproducer");
+    let out = airlock(
+        &[
+            "check",
+            "--replay",
+            reproducer.to_str().unwrap(),
+            "--adapter-cmd",
+            &naive,
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let guard = format!(
+        "{} guard --contract {contract}",
+        env!("CARGO_BIN_EXE_airlock")
+    );
+    let corpus = dir.path().join("corpus");
+    let run = || {
+        airlock(
+            &[
+                "fuzz",
+                "--contract",
+                contract,
+                "--adapter-cmd",
+                &guard,
+                "--runs",
+                "1500",
+                "--corpus",
+                corpus.to_str().unwrap(),
+            ],
+            b"",
+        )
+    };
+    let first = run();
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(first.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("(0 resumed)"), "{stdout}");
+    let kept = std::fs::read_dir(&corpus).unwrap().count();
+    assert!(kept > 0, "no input kept: {stdout}");
+    let second = run();
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(stdout.contains(&format!("({kept} resumed)")), "{stdout}");
 }

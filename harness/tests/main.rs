@@ -1,6 +1,7 @@
 //! Integration tests of airlock-harness and the `airlock` binary: one binary, a module
 //! per area.
 
+mod adapter_fuzz;
 mod adversary;
 mod adversary_classes;
 mod bounds;

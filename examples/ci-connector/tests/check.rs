@@ -8,7 +8,7 @@ use airlock_harness::check::Check;
 use ci_connector::{CiConnector, GitBranchHead, Judge};
 
 /// An adapter under check: the judge of one of this crate's adapters, fed the case.
-struct Replayed<'a>(&'a Judge);
+pub struct Replayed<'a>(pub &'a Judge);
 
 impl Adapter for Replayed<'_> {
     fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {

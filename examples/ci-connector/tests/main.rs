@@ -4,6 +4,7 @@
 
 mod check;
 mod command;
+mod fuzz;
 mod http;
 
 use airlock_guard::Request;

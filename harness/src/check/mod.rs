@@ -27,8 +27,9 @@ pub use baseline::{Applied, Baseline, Entry as BaselineEntry, PLACEHOLDER_REASON
 use judge::judge;
 pub(crate) use judge::judge_answer;
 pub use judge::{diff, leaked};
-use reproduce::write_reproducer;
+pub(crate) use reproduce::write_reproducer;
 pub use reproduce::{replay, Reproducer};
+pub(crate) use shrink::shrink_case;
 use shrink::{shrink, MAX_SHRINKS, SHRINKABLE};
 
 /// The default number of random cases per contract.
@@ -72,7 +73,7 @@ pub enum CheckError {
         /// Why.
         reason: String,
     },
-    /// A reproducer could not be written.
+    /// A reproducer, or a fuzz corpus file, could not be written or read.
     Reproducer {
         /// The file or folder.
         path: PathBuf,
@@ -781,6 +782,22 @@ fn construction_disagrees(case: &Case, admitted: bool) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// `check`'s oracle on one case of `subject`: what is wrong with `actual` against the
+/// reference's agent value.
+pub(crate) fn judge_case(
+    subject: &Subject,
+    case: &Case,
+    reference: &AgentValue,
+    actual: &Result<Answer, AdapterFailure>,
+) -> Vec<(FindingKind, String)> {
+    judge(
+        case,
+        reference,
+        actual,
+        shape::Forms::of(subject.guard.contract()),
+    )
 }
 
 pub(crate) fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {

@@ -55,7 +55,7 @@ pub fn replay(reproducer: &Reproducer, adapter: &mut dyn Adapter) -> Result<Repo
 /// Write a reproducer (`<dir>/<tool>/<case>.case.json`, the body and the request
 /// beside it); its path. The tool and the case id are made one safe file-name component
 /// each, so nothing is written outside `dir`.
-pub(super) fn write_reproducer(
+pub(crate) fn write_reproducer(
     dir: &Path,
     subject: &Subject,
     seed: u64,

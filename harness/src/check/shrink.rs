@@ -87,3 +87,18 @@ pub(super) fn shrink(
         minimal
     })
 }
+
+/// [`shrink`] outside a check run (adapter fuzzing): the case's own request, no
+/// deadline, and only the kinds worth shrinking.
+pub(crate) fn shrink_case(
+    guard: &Guard,
+    case: &Case,
+    reference: &AgentValue,
+    kind: FindingKind,
+    adapter: &mut dyn Adapter,
+) -> Option<Case> {
+    if !SHRINKABLE.contains(&kind) {
+        return None;
+    }
+    shrink(guard, case, &case.request, reference, kind, None, adapter)
+}

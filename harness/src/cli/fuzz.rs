@@ -1,8 +1,10 @@
 //! `airlock fuzz`: the guard's fuzz targets in process, on stable Rust.
 
+use airlock_harness::adapter::{self, ExecAdapter};
 use airlock_harness::check::discover;
 use airlock_harness::exit::Exit;
-use airlock_harness::fuzz::{FuzzOptions, Fuzzer, Target};
+use airlock_harness::fuzz::adapter::{write_finding, AdapterFuzzer};
+use airlock_harness::fuzz::{BlackBoxOptions, FuzzOptions, Fuzzer, Target};
 use airlock_harness::report::printable;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -48,9 +50,38 @@ pub struct FuzzArgs {
     #[arg(long, num_args = 1.., conflicts_with_all = ["seed", "runs", "duration"])]
     replay: Vec<PathBuf>,
     /// Write every seed body (fixtures and deterministic variants) into this folder, the
-    /// starting corpus of the cargo-fuzz targets, and exit.
+    /// starting corpus of the cargo-fuzz targets, and exit. With --for-adapter: the seed
+    /// inputs of an adapter fuzz target (`airlock_harness::fuzz::adapter`).
     #[arg(long, conflicts_with_all = ["replay"])]
     write_corpus: Option<PathBuf>,
+    /// With --write-corpus: write an adapter fuzz target's seed inputs.
+    #[arg(long, requires = "write_corpus")]
+    for_adapter: bool,
+    /// Write the contracts' fuzz dictionary (libFuzzer `-dict=` format) to this file,
+    /// and exit.
+    #[arg(long, conflicts_with_all = ["replay", "write_corpus"])]
+    write_dict: Option<PathBuf>,
+    /// Fuzz this adapter (a command speaking the exec protocol) against the guard:
+    /// differential, black box, the guard's decision path as feedback. Exit 1 on a
+    /// finding (its shrunk reproducer written under --artifacts).
+    #[arg(long, conflicts_with_all = ["replay", "targets", "shard"])]
+    adapter_cmd: Option<String>,
+    /// With --adapter-cmd: the corpus folder, read at the start (a run resumes from it)
+    /// and kept: every input that reached a new decision or answer shape is written
+    /// into it.
+    #[arg(long, requires = "adapter_cmd")]
+    corpus: Option<PathBuf>,
+    /// With --adapter-cmd: per-input timeout for the adapter (at least 1).
+    #[arg(
+        long,
+        default_value_t = 5000,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+    )]
+    timeout_ms: u64,
+    /// With --adapter-cmd: seconds between progress lines when stderr is not a
+    /// terminal (on a terminal, a spinner).
+    #[arg(long, default_value_t = 30)]
+    progress_every: u64,
 }
 
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
@@ -64,6 +95,9 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
     } else {
         args.contracts.clone()
     };
+    if args.adapter_cmd.is_some() || args.write_dict.is_some() || args.for_adapter {
+        return adapter_fuzz(&args, &dirs);
+    }
     let fuzzer = Fuzzer::load(&dirs)?;
     if let Some(dir) = &args.write_corpus {
         return write_corpus(&fuzzer, dir);
@@ -134,6 +168,106 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
         path.display()
     )?;
     Ok(Exit::Findings)
+}
+
+/// The adapter side: `--write-dict`, `--write-corpus --for-adapter`, `--adapter-cmd`.
+fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
+    let fuzzer = AdapterFuzzer::load(dirs)?;
+    if let Some(path) = &args.write_dict {
+        super::write_file(path, fuzzer.dictionary().libfuzzer())?;
+        outln!(
+            "fuzz: wrote {} words to {}",
+            fuzzer.dictionary().words().count(),
+            path.display()
+        )?;
+        return Ok(Exit::Success);
+    }
+    if let Some(dir) = &args.write_corpus {
+        std::fs::create_dir_all(dir).map_err(|e| write_error((dir.clone(), e)))?;
+        let inputs = fuzzer.seed_inputs();
+        for input in &inputs {
+            let path = dir.join(format!(
+                "seed-{:04x}",
+                u16::from_le_bytes([input[0], input[1]])
+            ));
+            std::fs::write(&path, input).map_err(|e| write_error((path.clone(), e)))?;
+        }
+        outln!(
+            "fuzz: wrote {} adapter seed inputs to {}",
+            inputs.len(),
+            dir.display()
+        )?;
+        return Ok(Exit::Success);
+    }
+    let Some(command) = &args.adapter_cmd else {
+        anyhow::bail!("--for-adapter needs --write-corpus");
+    };
+    if let Err(e) = adapter::adopt_orphans() {
+        errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
+    }
+    let mut exec = ExecAdapter::new(command, Duration::from_millis(args.timeout_ms));
+    let options = BlackBoxOptions {
+        seed: args.seed,
+        runs: args.runs.or(if args.duration.is_none() {
+            Some(10_000)
+        } else {
+            None
+        }),
+        duration: args.duration,
+        corpus: args.corpus.clone(),
+        max_len: args.max_len.min(1024),
+        ..BlackBoxOptions::default()
+    };
+    let terminal = std::io::stderr().is_terminal() && !args.quiet;
+    let every = Duration::from_secs(args.progress_every.max(1));
+    let mut last = std::time::Instant::now();
+    let report = fuzzer.black_box(&mut exec, &options, &mut |p| {
+        let line = format!(
+            "fuzz: {} inputs, {:.0}/s, corpus {}, {} decisions, {:.0}s",
+            p.runs,
+            p.runs as f64 / p.elapsed.as_secs_f64().max(1e-9),
+            p.corpus,
+            p.signals,
+            p.elapsed.as_secs_f64()
+        );
+        if terminal {
+            err!("\r{line}");
+        } else if !args.quiet && last.elapsed() >= every {
+            errln!("{line}");
+            last = std::time::Instant::now();
+        }
+    })?;
+    if terminal {
+        errln!();
+    }
+    let p = report.progress;
+    let summary = format!(
+        "{} inputs in {:.2}s, {:.0}/s, corpus {} ({} resumed), {} decisions, seed {}",
+        p.runs,
+        p.elapsed.as_secs_f64(),
+        p.runs as f64 / p.elapsed.as_secs_f64().max(1e-9),
+        p.corpus,
+        report.resumed,
+        p.signals,
+        args.seed
+    );
+    let Some((_, finding)) = report.finding else {
+        outln!("fuzz: no finding: {summary}")?;
+        return Ok(Exit::Success);
+    };
+    let path = write_finding(&args.artifacts, &finding)?;
+    outln!(
+        "fuzz: FINDING: the adapter's answer is wrong on {finding}\n  reproducer: {}\n  replay: airlock check --replay {} --adapter-cmd {}\n  {summary}",
+        path.display(),
+        path.display(),
+        shell_quote(command)
+    )?;
+    Ok(Exit::Findings)
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 fn write_corpus(fuzzer: &Fuzzer, dir: &Path) -> Result<Exit> {

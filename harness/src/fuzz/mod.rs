@@ -143,9 +143,14 @@ macro_rules! ensure {
 }
 
 // After `ensure!`, which the target modules use.
+pub mod adapter;
 mod answer;
+mod black_box;
+mod dictionary;
 mod invariants;
 
+pub use black_box::{BlackBoxOptions, BlackBoxProgress, BlackBoxReport};
+pub use dictionary::Dictionary;
 pub use invariants::{check_admission, check_parse};
 
 /// One edit of a [`Chain`]. Positions are taken modulo the body's length.
@@ -380,50 +385,13 @@ impl Fuzzer {
         let seed = self.seeds.get(index)?;
         let mut bytes = seed.bytes.clone();
         for edit in &chain.edits {
-            let at = |pos: u16, len: usize| usize::from(pos) % (len + 1);
-            match *edit {
-                Edit::Set(pos, byte) if !bytes.is_empty() => {
-                    let i = usize::from(pos) % bytes.len();
-                    bytes[i] = byte;
-                }
-                Edit::Set(..) => {}
-                Edit::Insert(pos, byte) => bytes.insert(at(pos, bytes.len()), byte),
-                Edit::Remove(pos, len) => {
-                    let start = at(pos, bytes.len());
-                    let end = (start + usize::from(len).max(1)).min(bytes.len());
-                    bytes.drain(start..end);
-                }
-                Edit::Truncate(pos) => bytes.truncate(at(pos, bytes.len())),
-                Edit::Repeat(pos, len) => {
-                    let start = at(pos, bytes.len());
-                    let end = (start + usize::from(len)).min(bytes.len());
-                    let run = bytes[start..end].to_vec();
-                    bytes.splice(end..end, run);
-                }
-                Edit::Token(pos, which) => {
-                    // At a structural boundary (after `{`, `,`, `:` …): the result is
-                    // more often still JSON, so later stages are reached.
-                    let token = TOKENS[usize::from(which) % TOKENS.len()];
-                    let boundaries = structural_boundaries(&bytes);
-                    let i = match boundaries.len() {
-                        0 => at(pos, bytes.len()),
-                        n => boundaries[usize::from(pos) % n],
-                    };
-                    bytes.splice(i..i, token.iter().copied());
-                }
-                Edit::Splice {
-                    from,
-                    at: src,
-                    len,
-                    to,
-                } => {
-                    let other = &self.seeds[usize::from(from) % self.seeds.len()].bytes;
-                    let start = at(src, other.len());
-                    let end = (start + usize::from(len)).min(other.len());
-                    let i = at(to, bytes.len());
-                    bytes.splice(i..i, other[start..end].iter().copied());
-                }
-            }
+            apply_edit(edit, &mut bytes, &mut |from| {
+                Some(
+                    self.seeds[usize::from(from) % self.seeds.len()]
+                        .bytes
+                        .as_slice(),
+                )
+            });
         }
         let (guard, _) = &self.guards[seed.guard];
         Some((guard, &seed.request, bytes))
@@ -627,6 +595,61 @@ pub fn body_path(dir: &Path, tool: &str, body: &[u8]) -> PathBuf {
 pub fn artifact_path(dir: &Path, finding: &Finding) -> PathBuf {
     let digest = sha256_hex(&finding.input);
     dir.join(format!("{}-{}", finding.target, &digest[..16]))
+}
+
+/// Apply one byte edit to `bytes`; `other(from)` is the body a [`Edit::Splice`] takes a
+/// run of bytes from.
+pub(crate) fn apply_edit<'a>(
+    edit: &Edit,
+    bytes: &mut Vec<u8>,
+    other: &mut dyn FnMut(u16) -> Option<&'a [u8]>,
+) {
+    let at = |pos: u16, len: usize| usize::from(pos) % (len + 1);
+    match *edit {
+        Edit::Set(pos, byte) if !bytes.is_empty() => {
+            let i = usize::from(pos) % bytes.len();
+            bytes[i] = byte;
+        }
+        Edit::Set(..) => {}
+        Edit::Insert(pos, byte) => bytes.insert(at(pos, bytes.len()), byte),
+        Edit::Remove(pos, len) => {
+            let start = at(pos, bytes.len());
+            let end = (start + usize::from(len).max(1)).min(bytes.len());
+            bytes.drain(start..end);
+        }
+        Edit::Truncate(pos) => bytes.truncate(at(pos, bytes.len())),
+        Edit::Repeat(pos, len) => {
+            let start = at(pos, bytes.len());
+            let end = (start + usize::from(len)).min(bytes.len());
+            let run = bytes[start..end].to_vec();
+            bytes.splice(end..end, run);
+        }
+        Edit::Token(pos, which) => {
+            // At a structural boundary (after `{`, `,`, `:` …): the result is
+            // more often still JSON, so later stages are reached.
+            let token = TOKENS[usize::from(which) % TOKENS.len()];
+            let boundaries = structural_boundaries(bytes);
+            let i = match boundaries.len() {
+                0 => at(pos, bytes.len()),
+                n => boundaries[usize::from(pos) % n],
+            };
+            bytes.splice(i..i, token.iter().copied());
+        }
+        Edit::Splice {
+            from,
+            at: src,
+            len,
+            to,
+        } => {
+            let Some(other) = other(from) else {
+                return;
+            };
+            let start = at(src, other.len());
+            let end = (start + usize::from(len)).min(other.len());
+            let i = at(to, bytes.len());
+            bytes.splice(i..i, other[start..end].iter().copied());
+        }
+    }
 }
 
 #[cfg(test)]

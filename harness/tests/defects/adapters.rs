@@ -134,7 +134,7 @@ fn keyword(guard: &Guard, location: &str, name: &str) -> Vec<Value> {
 /// Judges `value` rewritten by `rewrite` (per string member: `Some(new)` to judge `new`
 /// in its place). The agent gets the guard's answer on the rewritten body, with the
 /// original text put back where `keep_original` (the adapter forwards what it read).
-fn judge_rewritten(
+pub(crate) fn judge_rewritten(
     guard: &Guard,
     request: &Request,
     bytes: &[u8],

@@ -1,0 +1,812 @@
+//! Differential fuzzing of an adapter: the fuzzer's bytes become a case (one of the
+//! contract's fixtures or deterministic variants, then a chain of edits inside values, at
+//! structural boundaries and on the request), the adapter answers it, and `check`'s own
+//! oracle judges the answer against the guard's.
+//!
+//! The same decoder and oracle serve three drivers:
+//! * a cargo-fuzz target in the adapter's crate ([`adapter`], coverage-guided, on stable
+//!   with `--sanitizer none`, or ClusterFuzzLite unchanged);
+//! * an in-process loop for `cargo test` ([`AdapterFuzzer::run`], seeded);
+//! * `airlock fuzz --adapter-cmd` for any program over the exec protocol (black box, the
+//!   guard's decision path as its feedback: [`AdapterFuzzer::judge`]'s signal).
+//!
+//! ```
+//! use airlock_harness::adapter::GuardAdapter;
+//! use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
+//!
+//! let fuzzer = AdapterFuzzer::load(&["../schemas/review_status".into()])?;
+//! let mut correct = GuardAdapter::new(fuzzer.guards());
+//! let run = fuzzer.run(&mut correct, &RunOptions { runs: 200, ..RunOptions::default() });
+//! assert!(run.finding.is_none());
+//! # Ok::<(), airlock_harness::check::CheckError>(())
+//! ```
+
+use airlock_guard::{Guard, InputKind};
+use arbitrary::{Arbitrary, Unstructured};
+use serde_json::Value;
+use std::collections::hash_map::DefaultHasher;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use super::dictionary::{respell, Dictionary, CANARIES};
+use super::Edit;
+use crate::adapter::{Adapter, AdapterFailure, Answer};
+use crate::adversary;
+use crate::cases::{fnv1a, structural_boundaries, Case, Expectation, Rng, Upstream};
+use crate::check::report::FindingKind;
+use crate::check::{judge_case, CheckError, Reproducer, Subject};
+
+/// The most edits one input applies.
+pub const MAX_EDITS: usize = 8;
+
+/// One edit of an adapter fuzz input. Indexes are taken modulo what they index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdapterEdit {
+    /// The n-th value of the body (a string's text, a number or literal, a line's value)
+    /// replaced by a dictionary word.
+    SetValue {
+        /// Which value.
+        value: u8,
+        /// Which word.
+        word: u16,
+    },
+    /// A dictionary word put inside the n-th value, at a character position.
+    InsertInValue {
+        /// Which value.
+        value: u8,
+        /// Where in it.
+        at: u8,
+        /// Which word.
+        word: u16,
+    },
+    /// The n-th value in another spelling a lax reader takes for the same: a time's
+    /// lower-case `t`, comma fraction or `T24:00:00`, text re-cased, full-width,
+    /// percent-encoded, padded, a branch with or without `refs/heads/`.
+    Respell {
+        /// Which value.
+        value: u8,
+        /// Which spelling.
+        how: u8,
+    },
+    /// A dictionary word, as raw bytes, at a structural boundary of the body.
+    Token {
+        /// Which boundary.
+        at: u16,
+        /// Which word.
+        word: u16,
+    },
+    /// A byte edit, as the `mutate` target makes them.
+    Byte(Edit),
+    /// A request parameter set to a dictionary word.
+    SetParam {
+        /// Which parameter.
+        param: u8,
+        /// Which word.
+        word: u16,
+    },
+    /// A request parameter's JSON type changed: digits as a number, a number as a string.
+    RetypeParam {
+        /// Which parameter.
+        param: u8,
+    },
+    /// The request's `now` moved, in minutes.
+    MoveNow(i16),
+}
+
+/// A decoded fuzz input: which seed case, then the edits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterInput {
+    /// Which seed case (even: one the guard admits; odd: any).
+    pub base: u16,
+    /// The edits, in order (at most [`MAX_EDITS`]).
+    pub edits: Vec<AdapterEdit>,
+}
+
+impl AdapterInput {
+    /// Decode the fuzzer's bytes: the first two are the base (little-endian), then each
+    /// edit a kind byte (value edits the most likely) and its fields. Every byte string
+    /// decodes.
+    pub fn decode(data: &[u8]) -> Self {
+        let base = u16::from_le_bytes([
+            data.first().copied().unwrap_or(0),
+            data.get(1).copied().unwrap_or(0),
+        ]);
+        let mut u = Unstructured::new(data.get(2..).unwrap_or(&[]));
+        let mut edits = Vec::new();
+        while edits.len() < MAX_EDITS && !u.is_empty() {
+            match decode_edit(&mut u) {
+                Ok(edit) => edits.push(edit),
+                Err(_) => break,
+            }
+        }
+        Self { base, edits }
+    }
+}
+
+fn decode_edit(u: &mut Unstructured<'_>) -> arbitrary::Result<AdapterEdit> {
+    let kind = u8::arbitrary(u)?;
+    Ok(match kind % 16 {
+        0..=3 => AdapterEdit::SetValue {
+            value: u.arbitrary()?,
+            word: u.arbitrary()?,
+        },
+        4..=6 => AdapterEdit::InsertInValue {
+            value: u.arbitrary()?,
+            at: u.arbitrary()?,
+            word: u.arbitrary()?,
+        },
+        7..=9 => AdapterEdit::Respell {
+            value: u.arbitrary()?,
+            how: u.arbitrary()?,
+        },
+        10 => AdapterEdit::Token {
+            at: u.arbitrary()?,
+            word: u.arbitrary()?,
+        },
+        11 => AdapterEdit::Byte(u.arbitrary()?),
+        12 | 13 => AdapterEdit::SetParam {
+            param: u.arbitrary()?,
+            word: u.arbitrary()?,
+        },
+        14 => AdapterEdit::RetypeParam {
+            param: u.arbitrary()?,
+        },
+        _ => AdapterEdit::MoveNow(u.arbitrary()?),
+    })
+}
+
+/// A decoded case with the guard's admission, waiting for the adapter's answer.
+pub(super) struct Prepared {
+    subject: usize,
+    pub(super) case: Case,
+    admission: airlock_guard::Admission,
+}
+
+/// A seed case: a fixture or deterministic variant with a body, of one contract.
+#[derive(Debug, Clone)]
+struct Seed {
+    subject: usize,
+    case: Case,
+}
+
+/// The contracts under fuzz, their seed cases and dictionary.
+#[derive(Debug)]
+pub struct AdapterFuzzer {
+    subjects: Vec<Subject>,
+    seeds: Vec<Seed>,
+    /// The seeds the guard admits: the neighbourhood where adapters normalise.
+    admitted: Vec<usize>,
+    dictionary: Dictionary,
+}
+
+/// An answer `check`'s oracle found wrong.
+#[derive(Debug, Clone)]
+pub struct AdapterFinding {
+    /// The case, as `check --replay` reads it.
+    pub reproducer: Box<Reproducer>,
+    /// What is wrong: the kind and the oracle's message, per finding.
+    pub findings: Vec<(FindingKind, String)>,
+}
+
+impl fmt::Display for AdapterFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "case {}:", self.reproducer.case.id)?;
+        for (kind, message) in &self.findings {
+            let message = crate::report::printable(message);
+            let cut: String = message.chars().take(400).collect();
+            write!(f, "\n  {}: {cut}", kind.as_str())?;
+        }
+        Ok(())
+    }
+}
+
+/// What the guard decided on an input, for a black-box fuzzer's corpus: inputs that reach
+/// a new decision (stage, keyword, schema location, check) or a new answer shape are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Signal(pub u64);
+
+/// An in-process fuzz run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Seed of the input generator.
+    pub seed: u64,
+    /// Inputs to judge.
+    pub runs: u64,
+    /// The longest input, in bytes.
+    pub max_len: usize,
+}
+
+impl Default for RunOptions {
+    /// Seed 0, 10 000 inputs of up to 64 bytes (two bytes of base, up to eight edits).
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            runs: 10_000,
+            max_len: 64,
+        }
+    }
+}
+
+/// The end of an in-process run.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Inputs judged.
+    pub runs: u64,
+    /// The first finding, with the input that made it; the run stops there.
+    pub finding: Option<(Vec<u8>, AdapterFinding)>,
+}
+
+impl AdapterFuzzer {
+    /// Load the contracts in `dirs` with their corpora.
+    ///
+    /// # Errors
+    ///
+    /// When a contract or corpus cannot be loaded.
+    pub fn load(dirs: &[PathBuf]) -> Result<Self, CheckError> {
+        let subjects = dirs
+            .iter()
+            .map(|d| {
+                let dir = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+                Subject::load(&dir)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::new(subjects))
+    }
+
+    /// Fuzz against `subjects`: the seeds are every fixture and deterministic variant
+    /// with a body.
+    pub fn new(subjects: Vec<Subject>) -> Self {
+        let mut seeds = Vec::new();
+        for (i, subject) in subjects.iter().enumerate() {
+            let tool = subject.guard.contract().tool().to_owned();
+            for mut case in adversary::generate(subject.guard.contract(), &subject.corpus, 0, 0) {
+                if matches!(case.upstream, Upstream::Body(_)) {
+                    case.request.tool = Some(tool.clone());
+                    seeds.push(Seed { subject: i, case });
+                }
+            }
+        }
+        let admitted = seeds
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                let Upstream::Body(bytes) = &s.case.upstream else {
+                    return false;
+                };
+                let guard = &subjects[s.subject].guard;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    guard.admit(&s.case.request, bytes).is_admitted()
+                }))
+                .unwrap_or(false)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let dictionary = Dictionary::of(&subjects);
+        Self {
+            subjects,
+            seeds,
+            admitted,
+            dictionary,
+        }
+    }
+
+    /// The loaded contract whose folder is `dir`.
+    pub(super) fn subject_of(&self, dir: &Path) -> Option<&Subject> {
+        self.subjects
+            .iter()
+            .find(|s| s.guard.contract().dir() == Some(dir))
+    }
+
+    /// The contracts' guards (for a correct adapter to compare with).
+    pub fn guards(&self) -> Vec<Guard> {
+        self.subjects.iter().map(|s| s.guard.clone()).collect()
+    }
+
+    /// The dictionary the edits draw from.
+    pub fn dictionary(&self) -> &Dictionary {
+        &self.dictionary
+    }
+
+    /// One input per seed case, without edits: the start of a fuzzer's corpus.
+    pub fn seed_inputs(&self) -> Vec<Vec<u8>> {
+        (0..self.seeds.len())
+            .map(|i| {
+                // An odd base indexes every seed: 2 i + 1 reaches seed i.
+                let base = u16::try_from(2 * i + 1).unwrap_or(u16::MAX);
+                base.to_le_bytes().to_vec()
+            })
+            .collect()
+    }
+
+    /// The case the fuzzer's bytes decode to, and the contract it belongs to.
+    pub fn case(&self, data: &[u8]) -> Option<(&Subject, Case)> {
+        let input = AdapterInput::decode(data);
+        let base = usize::from(input.base);
+        let index = match base % 2 {
+            0 if !self.admitted.is_empty() => self.admitted[(base / 2) % self.admitted.len()],
+            _ => (base / 2) % self.seeds.len().max(1),
+        };
+        let seed = self.seeds.get(index)?;
+        let subject = &self.subjects[seed.subject];
+        let mut case = seed.case.clone();
+        let Upstream::Body(mut bytes) =
+            std::mem::replace(&mut case.upstream, Upstream::Body(Vec::new()))
+        else {
+            return None;
+        };
+        let lines = match subject.guard.contract().input() {
+            InputKind::Lines(lines) => Some(lines.separator.as_str()),
+            _ => None,
+        };
+        for edit in &input.edits {
+            self.apply(edit, lines, &mut bytes, &mut case);
+        }
+        case.id = format!(
+            "fuzz/{}/{:016x}",
+            subject.guard.contract().tool(),
+            fnv1a(data)
+        );
+        case.class = "fuzz".into();
+        case.expect = Expectation::Reference;
+        case.upstream = Upstream::Body(bytes);
+        Some((subject, case))
+    }
+
+    fn apply(&self, edit: &AdapterEdit, lines: Option<&str>, bytes: &mut Vec<u8>, case: &mut Case) {
+        // A canary the edit plants must not reach the agent.
+        let word = |w: u16, canaries: &mut Vec<String>| {
+            let word = self.dictionary.word(w);
+            if CANARIES.contains(&word) && !canaries.iter().any(|c| c == word) {
+                canaries.push(word.to_owned());
+            }
+            word.to_owned()
+        };
+        match edit {
+            AdapterEdit::SetValue { value, word: w } => {
+                let spans = value_spans(bytes, lines);
+                if let Some(span) = pick(&spans, *value) {
+                    let text = encode(&word(*w, &mut case.canaries), span.quoted);
+                    bytes.splice(span.start..span.end, text.into_bytes());
+                }
+            }
+            AdapterEdit::InsertInValue { value, at, word: w } => {
+                let spans = value_spans(bytes, lines);
+                if let Some(span) = pick(&spans, *value) {
+                    let inner = &bytes[span.start..span.end];
+                    let cuts: Vec<usize> = (0..=inner.len())
+                        .filter(|&i| i == inner.len() || (inner[i] & 0xc0) != 0x80)
+                        .collect();
+                    let cut = span.start + cuts[usize::from(*at) % cuts.len()];
+                    let text = if span.quoted {
+                        escape(&word(*w, &mut case.canaries))
+                    } else {
+                        word(*w, &mut case.canaries)
+                    };
+                    bytes.splice(cut..cut, text.into_bytes());
+                }
+            }
+            AdapterEdit::Respell { value, how } => {
+                let spans = value_spans(bytes, lines);
+                let Some(span) = pick(&spans, *value) else {
+                    return;
+                };
+                let Ok(raw) = std::str::from_utf8(&bytes[span.start..span.end]) else {
+                    return;
+                };
+                let text = if span.quoted {
+                    serde_json::from_str::<String>(&format!("\"{raw}\"")).ok()
+                } else {
+                    Some(raw.to_owned())
+                };
+                if let Some(new) = text.and_then(|t| respell(&t, *how)) {
+                    let new = if span.quoted { escape(&new) } else { new };
+                    bytes.splice(span.start..span.end, new.into_bytes());
+                }
+            }
+            AdapterEdit::Token { at, word: w } => {
+                let boundaries = match lines {
+                    Some(_) => line_starts(bytes),
+                    None => structural_boundaries(bytes),
+                };
+                let cut = match boundaries.len() {
+                    0 => usize::from(*at) % (bytes.len() + 1),
+                    n => boundaries[usize::from(*at) % n],
+                };
+                bytes.splice(cut..cut, word(*w, &mut case.canaries).into_bytes());
+            }
+            AdapterEdit::Byte(edit) => super::apply_edit(edit, bytes, &mut |from| {
+                self.seeds
+                    .get(usize::from(from) % self.seeds.len().max(1))
+                    .and_then(|s| match &s.case.upstream {
+                        Upstream::Body(b) => Some(b.as_slice()),
+                        Upstream::Transport(_) => None,
+                    })
+            }),
+            AdapterEdit::SetParam { param, word: w } => {
+                let params = &mut case.request.params;
+                if let Some(name) = nth_key(params, *param) {
+                    let text = word(*w, &mut case.canaries);
+                    params.insert(name, Value::String(text));
+                }
+            }
+            AdapterEdit::RetypeParam { param } => {
+                let params = &mut case.request.params;
+                if let Some(name) = nth_key(params, *param) {
+                    let retyped = match &params[&name] {
+                        Value::String(s) => serde_json::from_str::<serde_json::Number>(s)
+                            .ok()
+                            .map(Value::Number),
+                        Value::Number(n) => Some(Value::String(n.to_string())),
+                        _ => None,
+                    };
+                    if let Some(value) = retyped {
+                        params.insert(name, value);
+                    }
+                }
+            }
+            AdapterEdit::MoveNow(minutes) => {
+                let moved = airlock_guard::jiff::SignedDuration::from_mins(i64::from(*minutes));
+                if let Ok(now) = case.request.now.checked_add(moved) {
+                    case.request.now = now;
+                }
+            }
+        }
+    }
+
+    /// Judge the adapter's answer to the case `data` decodes to, with `check`'s oracle:
+    /// the guard's decision as a [`Signal`], or what is wrong.
+    ///
+    /// # Errors
+    ///
+    /// The finding, with its reproducer.
+    pub fn judge(&self, adapter: &mut dyn Adapter, data: &[u8]) -> Result<Signal, AdapterFinding> {
+        let Some(prepared) = self.prepare(data) else {
+            return Ok(Signal(0));
+        };
+        let actual = adapter.answer(&prepared.case.request, &prepared.case.upstream);
+        self.assess(prepared, &actual)
+    }
+
+    /// The case of `data` and the guard's admission of it.
+    pub(super) fn prepare(&self, data: &[u8]) -> Option<Prepared> {
+        let (subject, case) = self.case(data)?;
+        let Upstream::Body(bytes) = &case.upstream else {
+            return None;
+        };
+        let admission = subject.guard.admit(&case.request, bytes);
+        let subject = self
+            .subjects
+            .iter()
+            .position(|s| std::ptr::eq(s, subject))
+            .unwrap_or_default();
+        Some(Prepared {
+            subject,
+            case,
+            admission,
+        })
+    }
+
+    /// Judge an answer to a prepared case.
+    pub(super) fn assess(
+        &self,
+        prepared: Prepared,
+        actual: &Result<Answer, AdapterFailure>,
+    ) -> Result<Signal, AdapterFinding> {
+        let Prepared {
+            subject,
+            case,
+            admission,
+        } = prepared;
+        let subject = &self.subjects[subject];
+        let signal = signal(&admission, actual);
+        let (reference, _) = admission.into_parts();
+        let findings = judge_case(subject, &case, &reference, actual);
+        if findings.is_empty() {
+            return Ok(signal);
+        }
+        Err(AdapterFinding {
+            reproducer: Box::new(Reproducer {
+                contract: subject
+                    .guard
+                    .contract()
+                    .dir()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+                seed: 0,
+                case,
+            }),
+            findings,
+        })
+    }
+
+    /// Judge `runs` generated inputs in turn, stopping at the first finding.
+    pub fn run(&self, adapter: &mut dyn Adapter, options: &RunOptions) -> Run {
+        let mut rng = Rng::new(options.seed, "adapter-fuzz");
+        let mut data = Vec::with_capacity(options.max_len);
+        for n in 0..options.runs {
+            data.clear();
+            let len = 2 + rng.below(options.max_len.saturating_sub(1).max(1));
+            data.extend((0..len).map(|_| rng.next_u64() as u8));
+            if let Err(finding) = self.judge(adapter, &data) {
+                return Run {
+                    runs: n + 1,
+                    finding: Some((data, finding)),
+                };
+            }
+        }
+        Run {
+            runs: options.runs,
+            finding: None,
+        }
+    }
+}
+
+/// The cargo-fuzz entry: judge `adapter`'s answer to the case `data` decodes to and panic
+/// on a finding, with the case id, what is wrong, and the reproducer (written under
+/// `$AIRLOCK_FUZZ_REPRODUCERS` when set, else printed) that `airlock check --replay` runs.
+///
+/// ```no_run
+/// # use airlock_harness::fuzz::adapter::AdapterFuzzer;
+/// # use airlock_harness::adapter::GuardAdapter;
+/// # let fuzzer = AdapterFuzzer::load(&["schemas/review_status".into()]).unwrap();
+/// # let mut my_adapter = GuardAdapter::new(fuzzer.guards());
+/// # let data: &[u8] = &[];
+/// // In fuzz/fuzz_targets/my_adapter.rs, inside `fuzz_target!(|data: &[u8]| { … })`:
+/// airlock_harness::fuzz::adapter::adapter(&fuzzer, &mut my_adapter, data);
+/// ```
+///
+/// # Panics
+///
+/// On a finding: that is how a fuzzer learns of one.
+pub fn adapter(fuzzer: &AdapterFuzzer, adapter: &mut dyn Adapter, data: &[u8]) {
+    let Err(finding) = fuzzer.judge(adapter, data) else {
+        return;
+    };
+    let written = std::env::var_os("AIRLOCK_FUZZ_REPRODUCERS")
+        .map(|dir| write_finding(Path::new(&dir), &finding));
+    let reproducer = match written {
+        Some(Ok(path)) => format!(
+            "reproducer: {}\n  replay: airlock check --replay {} --adapter-cmd '<your adapter>'",
+            path.display(),
+            path.display()
+        ),
+        Some(Err(e)) => format!("the reproducer could not be written: {e}"),
+        None => format!(
+            "reproducer (save as a .case.json file, or set AIRLOCK_FUZZ_REPRODUCERS=DIR):\n{}",
+            serde_json::to_string(&finding.reproducer).unwrap_or_default()
+        ),
+    };
+    panic!("airlock: the adapter's answer is wrong on {finding}\n  {reproducer}");
+}
+
+/// Write `finding`'s reproducer as `<dir>/<tool>/<case>.case.json` (the body and request
+/// beside it), as `check --reproducers` does; its path.
+///
+/// # Errors
+///
+/// When a file cannot be written.
+pub fn write_finding(dir: &Path, finding: &AdapterFinding) -> Result<PathBuf, CheckError> {
+    let subject = Subject::load(&finding.reproducer.contract)?;
+    crate::check::write_reproducer(
+        dir,
+        &subject,
+        finding.reproducer.seed,
+        &finding.reproducer.case,
+        &finding.reproducer.case.request,
+    )
+}
+
+/// The guard's decision and the answer's shape, hashed.
+fn signal(admission: &airlock_guard::Admission, actual: &Result<Answer, AdapterFailure>) -> Signal {
+    let mut hasher = DefaultHasher::new();
+    admission.is_admitted().hash(&mut hasher);
+    if let Some(d) = admission.diagnostic() {
+        d.stage().as_str().hash(&mut hasher);
+        d.keyword().hash(&mut hasher);
+        d.schema_path().hash(&mut hasher);
+    }
+    match actual {
+        Ok(answer) => match answer.read() {
+            Ok(value) => shape(&value, &mut hasher),
+            Err(_) => "unreadable".hash(&mut hasher),
+        },
+        Err(failure) => crate::check::failure_kind(failure).0.hash(&mut hasher),
+    }
+    Signal(hasher.finish())
+}
+
+/// The shape of an answer: its member names and value types, not its text.
+fn shape(value: &Value, hasher: &mut DefaultHasher) {
+    match value {
+        Value::Object(map) => {
+            for (name, member) in map {
+                name.hash(hasher);
+                shape(member, hasher);
+            }
+        }
+        Value::Array(items) => {
+            items.len().min(4).hash(hasher);
+            items.iter().take(4).for_each(|v| shape(v, hasher));
+        }
+        Value::String(_) => 's'.hash(hasher),
+        Value::Number(_) => 'n'.hash(hasher),
+        Value::Bool(b) => b.hash(hasher),
+        Value::Null => 'z'.hash(hasher),
+    }
+}
+
+/// A span of the body a value edit works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    /// Inside a JSON string's quotes: words are escaped.
+    quoted: bool,
+}
+
+fn pick(spans: &[Span], n: u8) -> Option<Span> {
+    match spans.len() {
+        0 => None,
+        len => Some(spans[usize::from(n) % len]),
+    }
+}
+
+/// The values of a body: for JSON, every string's text (not member names) and every
+/// number or literal; for a line grammar, every line's value after `separator`.
+fn value_spans(bytes: &[u8], separator: Option<&str>) -> Vec<Span> {
+    let mut spans = Vec::new();
+    if let Some(separator) = separator {
+        let mut start = 0;
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let end = start + line.len() - usize::from(line.ends_with(b"\n"));
+            let body = &bytes[start..end];
+            let body_end = end - usize::from(body.ends_with(b"\r"));
+            if let Some(at) = find(&bytes[start..body_end], separator.as_bytes()) {
+                spans.push(Span {
+                    start: start + at + separator.len(),
+                    end: body_end,
+                    quoted: false,
+                });
+            }
+            start += line.len();
+        }
+        return spans;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(bytes.len());
+                // A member's name is not a value: look-alike names come from byte and
+                // token edits.
+                let next = bytes[(end + 1).min(bytes.len())..]
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace());
+                if next != Some(&b':') {
+                    spans.push(Span {
+                        start,
+                        end,
+                        quoted: true,
+                    });
+                }
+                i = end + 1;
+            }
+            b'-' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')
+                {
+                    i += 1;
+                }
+                spans.push(Span {
+                    start,
+                    end: i,
+                    quoted: false,
+                });
+            }
+            _ => i += 1,
+        }
+    }
+    spans
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len().max(1))
+        .position(|w| w == needle)
+}
+
+/// Where each line starts (a line-grammar body's structural boundaries).
+fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect()
+}
+
+/// A word as a string's text, JSON-escaped (without the quotes).
+fn escape(word: &str) -> String {
+    let quoted = Value::String(word.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// A word replacing a value: escaped inside quotes; outside them, as written when it
+/// reads as a number or literal (`NaN`, `1e400`), else as a JSON string.
+fn encode(word: &str, quoted: bool) -> String {
+    if quoted {
+        return escape(word);
+    }
+    let bare = matches!(word, "NaN" | "Infinity" | "-Infinity")
+        || serde_json::from_str::<Value>(word).is_ok()
+        || word
+            .bytes()
+            .all(|b| matches!(b, b'-' | b'+' | b'.' | b'0'..=b'9' | b'e' | b'E' | b'x'));
+    if bare {
+        word.to_owned()
+    } else {
+        Value::String(word.to_owned()).to_string()
+    }
+}
+
+fn nth_key(params: &serde_json::Map<String, Value>, n: u8) -> Option<String> {
+    match params.len() {
+        0 => None,
+        len => params.keys().nth(usize::from(n) % len).cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_spans_are_strings_numbers_and_literals_or_line_values() {
+        let body = br#"{"a":"x\"y","n":-4.6e1,"t":true}"#;
+        let texts: Vec<&[u8]> = value_spans(body, None)
+            .iter()
+            .map(|s| &body[s.start..s.end])
+            .collect();
+        assert_eq!(texts, [&b"x\\\"y"[..], b"-4.6e1", b"true"]);
+        let lines = b"ref=refs/heads/main\r\ncommit=ab=c\n";
+        let texts: Vec<&[u8]> = value_spans(lines, Some("="))
+            .iter()
+            .map(|s| &lines[s.start..s.end])
+            .collect();
+        assert_eq!(texts, [&b"refs/heads/main"[..], b"ab=c"]);
+    }
+
+    #[test]
+    fn every_byte_string_decodes_and_edits_are_bounded() {
+        let mut rng = Rng::new(1, "decode");
+        for _ in 0..2000 {
+            let len = rng.below(300);
+            let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let input = AdapterInput::decode(&data);
+            assert!(input.edits.len() <= MAX_EDITS);
+        }
+        assert_eq!(AdapterInput::decode(&[]).base, 0);
+        assert_eq!(AdapterInput::decode(&[5, 1]).base, 261);
+    }
+
+    #[test]
+    fn encoded_words_keep_numbers_bare_and_quote_text() {
+        assert_eq!(encode("NaN", false), "NaN");
+        assert_eq!(encode("46.0", false), "46.0");
+        assert_eq!(encode("\"46\"", false), "\"46\"");
+        assert_eq!(encode("CR-1", false), "\"CR-1\"");
+        assert_eq!(encode("0x2E", false), "0x2E");
+        assert_eq!(encode("a b", false), "\"a b\"");
+        assert_eq!(encode("a\"b", true), "a\\\"b");
+    }
+}

@@ -1,0 +1,259 @@
+//! The black-box driver of adapter fuzzing (`airlock fuzz --adapter-cmd`): no coverage
+//! from the adapter, so the guard's decision on each input and the shape of the answer
+//! are the feedback. An input that reaches a new [`Signal`] joins the corpus (and its
+//! folder, so a later run resumes from it); a finding is shrunk and written as a
+//! reproducer `airlock check --replay` runs.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::adapter::{AdapterFinding, AdapterFuzzer, Prepared, Signal};
+use crate::adapter::Adapter;
+use crate::cases::{fnv1a, Rng, Upstream};
+use crate::check::{shrink_case, CheckError};
+
+/// A black-box run.
+#[derive(Debug, Clone)]
+pub struct BlackBoxOptions {
+    /// Seed of the mutations.
+    pub seed: u64,
+    /// Stop after this many inputs.
+    pub runs: Option<u64>,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// The corpus folder: read at the start, and every input with a new signal is
+    /// written into it.
+    pub corpus: Option<PathBuf>,
+    /// The longest input, in bytes.
+    pub max_len: usize,
+    /// Inputs handed to the adapter at once (an exec adapter keeps them in flight).
+    pub batch: usize,
+}
+
+impl Default for BlackBoxOptions {
+    /// Seed 0, 10 000 inputs, no corpus folder, inputs up to 64 bytes, batches of 256 (as
+    /// `check` hands cases to an adapter).
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            runs: Some(10_000),
+            duration: None,
+            corpus: None,
+            max_len: 64,
+            batch: 256,
+        }
+    }
+}
+
+/// Where a black-box run stands.
+#[derive(Debug, Clone, Copy)]
+pub struct BlackBoxProgress {
+    /// Inputs judged.
+    pub runs: u64,
+    /// Inputs in the corpus.
+    pub corpus: usize,
+    /// Distinct signals seen.
+    pub signals: usize,
+    /// Time since the start.
+    pub elapsed: Duration,
+}
+
+/// The end of a black-box run.
+#[derive(Debug)]
+pub struct BlackBoxReport {
+    /// Where it stopped.
+    pub progress: BlackBoxProgress,
+    /// Inputs the corpus folder held at the start.
+    pub resumed: usize,
+    /// The first finding (its body shrunk), with the input that made it.
+    pub finding: Option<(Vec<u8>, AdapterFinding)>,
+}
+
+impl AdapterFuzzer {
+    /// Fuzz `adapter` as a black box until `options` says stop or a finding.
+    /// `progress` is called after every batch.
+    ///
+    /// # Errors
+    ///
+    /// When the corpus folder cannot be read or written (the error names it).
+    pub fn black_box(
+        &self,
+        adapter: &mut dyn Adapter,
+        options: &BlackBoxOptions,
+        progress: &mut dyn FnMut(&BlackBoxProgress),
+    ) -> Result<BlackBoxReport, CheckError> {
+        let start = Instant::now();
+        let mut corpus = self.seed_inputs();
+        let resumed = match &options.corpus {
+            Some(dir) => {
+                let saved = read_corpus(dir)?;
+                let n = saved.len();
+                corpus.extend(saved);
+                n
+            }
+            None => 0,
+        };
+        let mut signals = HashSet::new();
+        let mut rng = Rng::new(options.seed, "black-box");
+        let mut runs = 0u64;
+        let done = |runs: u64| {
+            options.runs.is_some_and(|r| runs >= r)
+                || options.duration.is_some_and(|d| start.elapsed() >= d)
+        };
+        let mut finding = None;
+        while !done(runs) && finding.is_none() {
+            let left = options.runs.map_or(u64::MAX, |r| r - runs);
+            let size = usize::try_from(left)
+                .unwrap_or(usize::MAX)
+                .min(options.batch.max(1));
+            let inputs: Vec<Vec<u8>> = (0..size)
+                .map(|i| {
+                    // The first pass judges the corpus as it is; then mutations of it.
+                    let n = usize::try_from(runs)
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(i);
+                    match corpus.get(n) {
+                        Some(input) => input.clone(),
+                        None => mutate(&corpus, &mut rng, options.max_len),
+                    }
+                })
+                .collect();
+            let prepared: Vec<(usize, Prepared)> = inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, data)| Some((i, self.prepare(data)?)))
+                .collect();
+            runs += size as u64;
+            let cases: Vec<_> = prepared
+                .iter()
+                .map(|(_, p)| (&p.case.request, &p.case.upstream))
+                .collect();
+            let mut answers = Vec::with_capacity(cases.len());
+            adapter.answers(&cases, &mut |index, actual| {
+                answers.push((index, actual));
+                ControlFlow::Continue(())
+            });
+            let mut prepared: Vec<Option<(usize, Prepared)>> =
+                prepared.into_iter().map(Some).collect();
+            for (index, actual) in answers {
+                let Some((input, case)) = prepared.get_mut(index).and_then(Option::take) else {
+                    continue;
+                };
+                match self.assess(case, &actual) {
+                    Ok(signal) => {
+                        if signals.insert(signal) && signal != Signal(0) {
+                            let data = &inputs[input];
+                            if let Some(dir) = &options.corpus {
+                                save(dir, data)?;
+                            }
+                            corpus.push(data.clone());
+                        }
+                    }
+                    Err(found) => {
+                        let found = self.shrunk(adapter, found);
+                        finding = Some((inputs[input].clone(), found));
+                        break;
+                    }
+                }
+            }
+            progress(&BlackBoxProgress {
+                runs,
+                corpus: corpus.len(),
+                signals: signals.len(),
+                elapsed: start.elapsed(),
+            });
+        }
+        Ok(BlackBoxReport {
+            progress: BlackBoxProgress {
+                runs,
+                corpus: corpus.len(),
+                signals: signals.len(),
+                elapsed: start.elapsed(),
+            },
+            resumed,
+            finding,
+        })
+    }
+
+    /// `found` with its body shrunk as `check` shrinks: the same verdict of the guard,
+    /// the same kind of finding.
+    fn shrunk(&self, adapter: &mut dyn Adapter, mut found: AdapterFinding) -> AdapterFinding {
+        let Some(subject) = self.subject_of(&found.reproducer.contract) else {
+            return found;
+        };
+        let case = &found.reproducer.case;
+        let Upstream::Body(bytes) = &case.upstream else {
+            return found;
+        };
+        let reference = subject.guard.admit(&case.request, bytes).into_parts().0;
+        if let Some(kind) = found.findings.first().map(|f| f.0) {
+            if let Some(small) = shrink_case(&subject.guard, case, &reference, kind, adapter) {
+                found.reproducer.case = small;
+            }
+        }
+        found
+    }
+}
+
+/// A mutation of a corpus input: a byte changed, bytes appended (new edits), a cut, or
+/// the head of one input with the tail of another.
+fn mutate(corpus: &[Vec<u8>], rng: &mut Rng, max_len: usize) -> Vec<u8> {
+    let mut data = corpus[rng.below(corpus.len())].clone();
+    for _ in 0..=rng.below(4) {
+        match rng.below(5) {
+            0 if !data.is_empty() => {
+                let i = rng.below(data.len());
+                data[i] = rng.next_u64() as u8;
+            }
+            1 => {
+                let n = 1 + rng.below(8);
+                data.extend((0..n).map(|_| rng.next_u64() as u8));
+            }
+            2 if data.len() > 2 => data.truncate(2 + rng.below(data.len() - 2)),
+            3 => {
+                let other = &corpus[rng.below(corpus.len())];
+                if other.len() > 2 {
+                    let from = 2 + rng.below(other.len() - 2);
+                    data.extend_from_slice(&other[from..]);
+                }
+            }
+            _ if data.len() >= 2 => {
+                let base = rng.next_u64().to_le_bytes();
+                data[..2].copy_from_slice(&base[..2]);
+            }
+            _ => data.push(rng.next_u64() as u8),
+        }
+    }
+    data.truncate(max_len.max(2));
+    data
+}
+
+/// The inputs saved in a corpus folder (created when missing).
+fn read_corpus(dir: &Path) -> Result<Vec<Vec<u8>>, CheckError> {
+    let failed = |e: std::io::Error| CheckError::Reproducer {
+        path: dir.to_path_buf(),
+        reason: format!("cannot read the corpus folder: {e}"),
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(failed)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| std::fs::read(p).map_err(failed))
+        .collect()
+}
+
+/// Save an input into the corpus folder, named by its content.
+fn save(dir: &Path, data: &[u8]) -> Result<(), CheckError> {
+    let path = dir.join(format!("{:016x}", fnv1a(data)));
+    std::fs::write(&path, data).map_err(|e| CheckError::Reproducer {
+        path,
+        reason: format!("cannot write into the corpus folder: {e}"),
+    })
+}
