@@ -10,7 +10,7 @@ use airlock_harness::check::Check;
 use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
 
 use crate::check::guard;
-use crate::defects::judge_rewritten;
+use crate::defects::{judge_rewritten, Equivalent, Rewrite};
 use crate::util::{contract_dir, root};
 
 /// The inputs the fuzz entry may spend on one defect.
@@ -302,21 +302,54 @@ fn fuzzing_finds_defects_check_misses() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
+/// The correct adapter written two other ways (the agent value pretty-printed, the body
+/// judged from a reader) runs the same budget clean on every contract the defects use.
 #[test]
 fn the_correct_adapter_runs_the_same_budget_clean() {
     for tool in ["review_status", "job_run_status", "git_branch_head"] {
         let fuzzer = AdapterFuzzer::load(&[contract_dir(tool)]).unwrap();
-        let mut correct = GuardAdapter::new([guard(tool)]);
-        let options = RunOptions {
-            runs: BUDGET,
-            ..RunOptions::default()
-        };
-        let run = fuzzer.run(&mut correct, &options);
-        assert!(
-            run.finding.is_none(),
-            "{tool}: {:?}",
-            run.finding.map(|f| f.1.to_string())
-        );
-        assert_eq!(run.runs, BUDGET);
+        for rewrite in [Rewrite::PrettyBytes, Rewrite::Streamed] {
+            let mut correct = Equivalent {
+                guards: GuardAdapter::new([guard(tool)]),
+                rewrite,
+            };
+            let options = RunOptions {
+                runs: BUDGET,
+                ..RunOptions::default()
+            };
+            let run = fuzzer.run(&mut correct, &options);
+            assert!(
+                run.finding.is_none(),
+                "{tool}: {:?}",
+                run.finding.map(|f| f.1.to_string())
+            );
+            assert_eq!(run.runs, BUDGET);
+        }
     }
+}
+
+/// A panicking adapter is a `crash` finding with a reproducer, not a lost run.
+#[test]
+fn a_panicking_adapter_is_a_crash_finding() {
+    struct Panics;
+    impl Adapter for Panics {
+        fn answer(&mut self, _: &Request, _: &Upstream) -> Result<Answer, AdapterFailure> {
+            panic!("the adapter's own bug")
+        }
+    }
+    let fuzzer = AdapterFuzzer::load(&[contract_dir("review_status")]).unwrap();
+    let run = fuzzer.run(&mut Panics, &RunOptions::default());
+    let (_, finding) = run.finding.expect("a finding");
+    assert_eq!(run.runs, 1);
+    assert!(
+        finding
+            .to_string()
+            .contains("the adapter panicked: the adapter's own bug"),
+        "{finding}"
+    );
+    assert!(finding
+        .reproducer
+        .case
+        .id
+        .starts_with("fuzz/review_status/"));
 }

@@ -272,8 +272,9 @@ fn cli_fuzz_of_an_exec_adapter_finds_writes_and_resumes() {
                 contract,
                 "--adapter-cmd",
                 &guard,
+                // Past the first pass over the seeds (3 082), into mutations.
                 "--runs",
-                "1500",
+                "6000",
                 "--corpus",
                 corpus.to_str().unwrap(),
             ],

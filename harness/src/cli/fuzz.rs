@@ -79,7 +79,7 @@ pub struct FuzzArgs {
     )]
     timeout_ms: u64,
     /// With --adapter-cmd: seconds between progress lines when stderr is not a
-    /// terminal (on a terminal, a spinner).
+    /// terminal (on a terminal, one line rewritten in place).
     #[arg(long, default_value_t = 30)]
     progress_every: u64,
 }
@@ -255,13 +255,24 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
         outln!("fuzz: no finding: {summary}")?;
         return Ok(Exit::Success);
     };
-    let path = write_finding(&args.artifacts, &finding)?;
-    outln!(
-        "fuzz: FINDING: the adapter's answer is wrong on {finding}\n  reproducer: {}\n  replay: airlock check --replay {} --adapter-cmd {}\n  {summary}",
-        path.display(),
-        path.display(),
-        shell_quote(command)
-    )?;
+    // The finding is printed before its file is written: an unwritable folder never
+    // loses a night's finding.
+    outln!("fuzz: FINDING: the adapter's answer is wrong on {finding}\n  {summary}")?;
+    match write_finding(&args.artifacts, &finding) {
+        Ok(path) => outln!(
+            "  reproducer: {}\n  replay: airlock check --replay {} --adapter-cmd {}",
+            path.display(),
+            path.display(),
+            shell_quote(command)
+        )?,
+        Err(e) => {
+            outln!(
+                "  the reproducer (not written: {e}):\n{}",
+                serde_json::to_string(&finding.reproducer).unwrap_or_default()
+            )?;
+            return Err(e.into());
+        }
+    }
     Ok(Exit::Findings)
 }
 

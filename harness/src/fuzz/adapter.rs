@@ -69,6 +69,17 @@ pub enum AdapterEdit {
         /// Which spelling.
         how: u8,
     },
+    /// Bytes carried by the input itself put inside the n-th value, unescaped: where a
+    /// fuzzer's own dictionary (`-dict=`, written by `airlock fuzz --write-dict`) and its
+    /// byte mutations reach the body.
+    Raw {
+        /// Which value.
+        value: u8,
+        /// Where in it.
+        at: u8,
+        /// The bytes (at most 32).
+        bytes: Vec<u8>,
+    },
     /// A dictionary word, as raw bytes, at a structural boundary of the body.
     Token {
         /// Which boundary.
@@ -131,11 +142,21 @@ fn decode_edit(u: &mut Unstructured<'_>) -> arbitrary::Result<AdapterEdit> {
             value: u.arbitrary()?,
             word: u.arbitrary()?,
         },
-        4..=6 => AdapterEdit::InsertInValue {
+        4 | 5 => AdapterEdit::InsertInValue {
             value: u.arbitrary()?,
             at: u.arbitrary()?,
             word: u.arbitrary()?,
         },
+        6 => {
+            let value = u.arbitrary()?;
+            let at = u.arbitrary()?;
+            let len = usize::from(u8::arbitrary(u)? % 33);
+            AdapterEdit::Raw {
+                value,
+                at,
+                bytes: u.bytes(len.min(u.len()))?.to_vec(),
+            }
+        }
         7..=9 => AdapterEdit::Respell {
             value: u.arbitrary()?,
             how: u.arbitrary()?,
@@ -202,7 +223,8 @@ impl fmt::Display for AdapterFinding {
 }
 
 /// What the guard decided on an input, for a black-box fuzzer's corpus: inputs that reach
-/// a new decision (stage, keyword, schema location, check) or a new answer shape are kept.
+/// a new decision (admitted or not; a rejection's stage, keyword or check, schema location
+/// and member) or a new answer shape are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Signal(pub u64);
 
@@ -298,6 +320,11 @@ impl AdapterFuzzer {
             .find(|s| s.guard.contract().dir() == Some(dir))
     }
 
+    /// Whether there is anything to fuzz from: a fixture or variant with a body.
+    pub fn has_seeds(&self) -> bool {
+        !self.seeds.is_empty()
+    }
+
     /// The contracts' guards (for a correct adapter to compare with).
     pub fn guards(&self) -> Vec<Guard> {
         self.subjects.iter().map(|s| s.guard.clone()).collect()
@@ -366,7 +393,13 @@ impl AdapterFuzzer {
             AdapterEdit::SetValue { value, word: w } => {
                 let spans = value_spans(bytes, lines);
                 if let Some(span) = pick(&spans, *value) {
-                    let text = encode(&word(*w, &mut case.canaries), span.quoted);
+                    let word = word(*w, &mut case.canaries);
+                    // A line's value is raw text: no JSON quoting.
+                    let text = if lines.is_some() {
+                        word
+                    } else {
+                        encode(&word, span.quoted)
+                    };
                     bytes.splice(span.start..span.end, text.into_bytes());
                 }
             }
@@ -384,6 +417,17 @@ impl AdapterFuzzer {
                         word(*w, &mut case.canaries)
                     };
                     bytes.splice(cut..cut, text.into_bytes());
+                }
+            }
+            AdapterEdit::Raw {
+                value,
+                at,
+                bytes: raw,
+            } => {
+                let spans = value_spans(bytes, lines);
+                if let Some(span) = pick(&spans, *value) {
+                    let cut = span.start + usize::from(*at) % (span.end - span.start + 1);
+                    bytes.splice(cut..cut, raw.iter().copied());
                 }
             }
             AdapterEdit::Respell { value, how } => {
@@ -464,7 +508,20 @@ impl AdapterFuzzer {
         let Some(prepared) = self.prepare(data) else {
             return Ok(Signal(0));
         };
-        let actual = adapter.answer(&prepared.case.request, &prepared.case.upstream);
+        // A panicking adapter is a finding with its reproducer, not a lost run.
+        let actual = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            adapter.answer(&prepared.case.request, &prepared.case.upstream)
+        }))
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(AdapterFailure::Crash(format!(
+                "the adapter panicked: {message}"
+            )))
+        });
         self.assess(prepared, &actual)
     }
 
@@ -605,6 +662,10 @@ fn signal(admission: &airlock_guard::Admission, actual: &Result<Answer, AdapterF
         d.stage().as_str().hash(&mut hasher);
         d.keyword().hash(&mut hasher);
         d.schema_path().hash(&mut hasher);
+        // Which member (array positions aside): two checks on two fields differ.
+        d.instance_path()
+            .map(|p| p.replace(|c: char| c.is_ascii_digit(), ""))
+            .hash(&mut hasher);
     }
     match actual {
         Ok(answer) => match answer.read() {
@@ -797,6 +858,30 @@ mod tests {
         }
         assert_eq!(AdapterInput::decode(&[]).base, 0);
         assert_eq!(AdapterInput::decode(&[5, 1]).base, 261);
+    }
+
+    #[test]
+    fn a_line_value_takes_a_word_as_raw_text() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/git_branch_head");
+        let fuzzer = AdapterFuzzer::load(&[dir]).unwrap();
+        let mut replaced = 0;
+        for word in 0..64u16 {
+            // Base 0 (an admitted seed), one SetValue of the first value.
+            let [lo, hi] = word.to_le_bytes();
+            let (_, case) = fuzzer.case(&[0, 0, 0, 0, lo, hi]).unwrap();
+            let Upstream::Body(body) = &case.upstream else {
+                unreachable!()
+            };
+            let text = String::from_utf8_lossy(body);
+            let first = text.lines().next().unwrap();
+            let (_, value) = first.split_once('=').unwrap();
+            let expected = fuzzer.dictionary().word(word);
+            if !expected.contains(['\n', '\r', '=']) {
+                assert_eq!(value, expected, "{text}");
+                replaced += 1;
+            }
+        }
+        assert!(replaced > 32);
     }
 
     #[test]

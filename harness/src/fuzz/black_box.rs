@@ -85,16 +85,23 @@ impl AdapterFuzzer {
         progress: &mut dyn FnMut(&BlackBoxProgress),
     ) -> Result<BlackBoxReport, CheckError> {
         let start = Instant::now();
+        if !self.has_seeds() {
+            return Err(CheckError::NoContracts {
+                dir: options.corpus.clone().unwrap_or_default(),
+                reason: "no fixture or variant with a body to fuzz from".into(),
+            });
+        }
         let mut corpus = self.seed_inputs();
         let resumed = match &options.corpus {
             Some(dir) => {
-                let saved = read_corpus(dir)?;
+                let saved = read_corpus(dir, options.max_len)?;
                 let n = saved.len();
                 corpus.extend(saved);
                 n
             }
             None => 0,
         };
+        let first_pass = corpus.len();
         let mut signals = HashSet::new();
         let mut rng = Rng::new(options.seed, "black-box");
         let mut runs = 0u64;
@@ -114,7 +121,7 @@ impl AdapterFuzzer {
                     let n = usize::try_from(runs)
                         .unwrap_or(usize::MAX)
                         .saturating_add(i);
-                    match corpus.get(n) {
+                    match corpus.get(n).filter(|_| n < first_pass) {
                         Some(input) => input.clone(),
                         None => mutate(&corpus, &mut rng, options.max_len),
                     }
@@ -143,7 +150,14 @@ impl AdapterFuzzer {
                 };
                 match self.assess(case, &actual) {
                     Ok(signal) => {
-                        if signals.insert(signal) && signal != Signal(0) {
+                        // The corpus as read is not written again: only a mutation
+                        // that reached a new decision or shape joins it.
+                        let mutated = usize::try_from(runs)
+                            .unwrap_or(usize::MAX)
+                            .saturating_sub(size)
+                            .saturating_add(input)
+                            >= first_pass;
+                        if signals.insert(signal) && signal != Signal(0) && mutated {
                             let data = &inputs[input];
                             if let Some(dir) = &options.corpus {
                                 save(dir, data)?;
@@ -230,8 +244,9 @@ fn mutate(corpus: &[Vec<u8>], rng: &mut Rng, max_len: usize) -> Vec<u8> {
     data
 }
 
-/// The inputs saved in a corpus folder (created when missing).
-fn read_corpus(dir: &Path) -> Result<Vec<Vec<u8>>, CheckError> {
+/// The inputs saved in a corpus folder (created when missing): its files, hidden ones
+/// and any longer than `max_len` aside (an input never grows past it).
+fn read_corpus(dir: &Path, max_len: usize) -> Result<Vec<Vec<u8>>, CheckError> {
     let failed = |e: std::io::Error| CheckError::Reproducer {
         path: dir.to_path_buf(),
         reason: format!("cannot read the corpus folder: {e}"),
@@ -240,7 +255,14 @@ fn read_corpus(dir: &Path) -> Result<Vec<Vec<u8>>, CheckError> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(failed)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
+        .filter(|p| {
+            let hidden = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            let small =
+                std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= max_len as u64);
+            !hidden && small
+        })
         .collect();
     paths.sort();
     paths

@@ -327,7 +327,8 @@ fn time_spellings(text: &str) -> Vec<String> {
 /// The ways [`respell`] knows.
 pub(crate) const RESPELLINGS: u8 = 16;
 
-/// `text` in another spelling a lax reader may take for the same (a time's lax forms,
+/// `text` in another spelling a lax reader may take for the same, or for a valid value
+/// (a time's lax forms, `T24:00:00` among them,
 /// re-cased, full-width, percent- or entity-encoded, padded, no-break spaces,
 /// typographic hyphens, a branch with or without `refs/heads/`) (`how` modulo
 /// [`RESPELLINGS`]); `None` when that way does not apply to it.

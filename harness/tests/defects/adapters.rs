@@ -583,7 +583,7 @@ fn non_finite_as_zero(bytes: &[u8]) -> Vec<u8> {
 
 /// The correct adapter written differently: the same verdicts and agent values.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Rewrite {
+pub(crate) enum Rewrite {
     /// The guard itself.
     Guard,
     /// The agent value sent as pretty-printed bytes.
@@ -592,9 +592,9 @@ pub(super) enum Rewrite {
     Streamed,
 }
 
-pub(super) struct Equivalent {
-    pub(super) guards: GuardAdapter,
-    pub(super) rewrite: Rewrite,
+pub(crate) struct Equivalent {
+    pub(crate) guards: GuardAdapter,
+    pub(crate) rewrite: Rewrite,
 }
 
 impl Adapter for Equivalent {
