@@ -259,6 +259,27 @@ fn cli_fuzz_of_an_exec_adapter_finds_writes_and_resumes() {
         String::from_utf8_lossy(&out.stdout)
     );
 
+    // A command that does not start is a usage error, not a finding.
+    let out = airlock(
+        &[
+            "fuzz",
+            "--contract",
+            contract,
+            "--adapter-cmd",
+            "/nonexistent/adapter",
+            "--runs",
+            "10",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not answer the first seed case"));
+
     let guard = format!(
         "{} guard --contract {contract}",
         env!("CARGO_BIN_EXE_airlock")

@@ -158,7 +158,7 @@ fn file_identity(path: &std::path::Path) -> Option<FileId> {
 }
 
 fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
-    stop_on_signals()?;
+    stop_on_signals("check")?;
     let baseline = match &args.baseline {
         Some(path) => Some(Baseline::load(path).map_err(anyhow::Error::msg)?),
         None => None,
@@ -393,9 +393,9 @@ fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> Ex
 }
 
 /// On SIGINT or SIGTERM: kill every adapter's process group and adopted descendant, then
-/// exit 130 or 143 without a report.
+/// exit 130 or 143 without a report. `command` names the subcommand in the note.
 #[cfg(unix)]
-fn stop_on_signals() -> Result<()> {
+pub(super) fn stop_on_signals(command: &'static str) -> Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .context("installing the SIGINT/SIGTERM handler")?;
@@ -410,7 +410,7 @@ fn stop_on_signals() -> Result<()> {
             // (A closed stderr must not stop the exit: no eprintln! panic here.)
             let _ = writeln!(
                 std::io::stderr(),
-                "airlock check: stopped by {name}; the adapters were killed"
+                "airlock {command}: stopped by {name}; the adapters were killed"
             );
             std::process::exit(exit as i32);
         }
@@ -419,6 +419,6 @@ fn stop_on_signals() -> Result<()> {
 }
 
 #[cfg(not(unix))]
-fn stop_on_signals() -> Result<()> {
+pub(super) fn stop_on_signals(_command: &'static str) -> Result<()> {
     Ok(())
 }

@@ -52,14 +52,14 @@ pub struct FuzzArgs {
     /// Write every seed body (fixtures and deterministic variants) into this folder, the
     /// starting corpus of the cargo-fuzz targets, and exit. With --for-adapter: the seed
     /// inputs of an adapter fuzz target (`airlock_harness::fuzz::adapter`).
-    #[arg(long, conflicts_with_all = ["replay"])]
+    #[arg(long, conflicts_with_all = ["replay", "adapter_cmd"])]
     write_corpus: Option<PathBuf>,
     /// With --write-corpus: write an adapter fuzz target's seed inputs.
     #[arg(long, requires = "write_corpus")]
     for_adapter: bool,
     /// Write the contracts' fuzz dictionary (libFuzzer `-dict=` format) to this file,
     /// and exit.
-    #[arg(long, conflicts_with_all = ["replay", "write_corpus"])]
+    #[arg(long, conflicts_with_all = ["replay", "write_corpus", "adapter_cmd"])]
     write_dict: Option<PathBuf>,
     /// Fuzz this adapter (a command speaking the exec protocol) against the guard:
     /// differential, black box, the guard's decision path as feedback. Exit 1 on a
@@ -174,10 +174,11 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
 fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     let fuzzer = AdapterFuzzer::load(dirs)?;
     if let Some(path) = &args.write_dict {
-        super::write_file(path, fuzzer.dictionary().libfuzzer())?;
+        let dict = fuzzer.dictionary().libfuzzer();
+        super::write_file(path, &dict)?;
         outln!(
             "fuzz: wrote {} words to {}",
-            fuzzer.dictionary().words().count(),
+            dict.lines().filter(|l| l.starts_with('"')).count(),
             path.display()
         )?;
         return Ok(Exit::Success);
@@ -205,7 +206,13 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     if let Err(e) = adapter::adopt_orphans() {
         errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
+    super::check::stop_on_signals("fuzz")?;
     let mut exec = ExecAdapter::new(command, Duration::from_millis(args.timeout_ms));
+    // An adapter that cannot answer a seed is a usage error (a mistyped command), not a
+    // finding of the night.
+    if let Err(failure) = fuzzer.first_answer(&mut exec) {
+        anyhow::bail!("the adapter {command:?} does not answer the first seed case: {failure}");
+    }
     let options = BlackBoxOptions {
         seed: args.seed,
         runs: args.runs.or(if args.duration.is_none() {

@@ -320,6 +320,22 @@ impl AdapterFuzzer {
             .find(|s| s.guard.contract().dir() == Some(dir))
     }
 
+    /// Ask `adapter` the first seed case: `Err` with the failure when it crashes, hangs
+    /// or breaks the protocol (a command that does not start, or speaks no protocol).
+    ///
+    /// # Errors
+    ///
+    /// The adapter's failure, as `check` words it.
+    pub fn first_answer(&self, adapter: &mut dyn Adapter) -> Result<(), String> {
+        let Some(seed) = self.seeds.first() else {
+            return Ok(());
+        };
+        match adapter.answer(&seed.case.request, &seed.case.upstream) {
+            Ok(_) => Ok(()),
+            Err(failure) => Err(crate::check::failure_kind(&failure).1),
+        }
+    }
+
     /// Whether there is anything to fuzz from: a fixture or variant with a body.
     pub fn has_seeds(&self) -> bool {
         !self.seeds.is_empty()

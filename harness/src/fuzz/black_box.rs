@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::adapter::{AdapterFinding, AdapterFuzzer, Prepared, Signal};
 use crate::adapter::Adapter;
 use crate::cases::{fnv1a, Rng, Upstream};
+use crate::check::report::FindingKind;
 use crate::check::{shrink_case, CheckError};
 
 /// A black-box run.
@@ -166,6 +167,7 @@ impl AdapterFuzzer {
                         }
                     }
                     Err(found) => {
+                        let found = self.alone(adapter, &inputs[input], found);
                         let found = self.shrunk(adapter, found);
                         finding = Some((inputs[input].clone(), found));
                         break;
@@ -189,6 +191,37 @@ impl AdapterFuzzer {
             resumed,
             finding,
         })
+    }
+
+    /// A crash, timeout or protocol finding, asked again with its case alone: an adapter
+    /// across a pipe may have died on an earlier case still in flight. The finding the
+    /// case gives alone, or `found` with a note when it gives none.
+    fn alone(
+        &self,
+        adapter: &mut dyn Adapter,
+        data: &[u8],
+        mut found: AdapterFinding,
+    ) -> AdapterFinding {
+        let process = found.findings.iter().all(|(kind, _)| {
+            !matches!(
+                kind,
+                FindingKind::Verdict | FindingKind::Value | FindingKind::Leak | FindingKind::Shape
+            )
+        });
+        if !process {
+            return found;
+        }
+        match self.judge(adapter, data) {
+            Err(again) => again,
+            Ok(_) => {
+                for (_, message) in &mut found.findings {
+                    message.push_str(
+                        " (the case alone was answered: the failure may belong to a case before it)",
+                    );
+                }
+                found
+            }
+        }
     }
 
     /// `found` with its body shrunk as `check` shrinks: the same verdict of the guard,

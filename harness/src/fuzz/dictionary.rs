@@ -22,6 +22,9 @@ pub struct Dictionary {
 /// carry, the adapter leaked rejected input.
 pub(crate) const CANARIES: [&str; 2] = ["zqfuzzcanary7k3m", "zqfuzzcanary9p2x"];
 
+/// The longest entry libFuzzer reads from a `-dict=` file, in bytes.
+const LIBFUZZER_MAX_ENTRY: usize = 64;
+
 /// Edges that no contract names but adapters get wrong.
 const EDGES: &[&str] = &[
     // Invisible and compatibility characters, look-alikes.
@@ -170,11 +173,12 @@ impl Dictionary {
     }
 
     /// The dictionary in libFuzzer's `-dict=` format: one `"…"` entry per line, each byte
-    /// outside printable ASCII (and `"` and `\`) written `\xNN`.
+    /// outside printable ASCII (and `"` and `\`) written `\xNN`; words longer than
+    /// libFuzzer's 64-byte entries left out.
     pub fn libfuzzer(&self) -> String {
         let mut out =
             String::from("# Written by `airlock fuzz --write-dict`: the contracts' words.\n");
-        for word in self.words() {
+        for word in self.words().filter(|w| w.len() <= LIBFUZZER_MAX_ENTRY) {
             out.push('"');
             for &byte in word.as_bytes() {
                 match byte {
