@@ -10,7 +10,7 @@ use airlock_harness::check::Check;
 use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
 
 use crate::check::guard;
-use crate::defects::{judge_rewritten, Equivalent, Rewrite};
+use crate::defects::{judge_rewritten, read_line_values, Equivalent, Rewrite};
 use crate::util::{contract_dir, root};
 
 /// The inputs the fuzz entry may spend on one defect.
@@ -136,22 +136,7 @@ fn read_lines(
     let Ok(text) = std::str::from_utf8(bytes) else {
         return guard.admit(request, bytes).agent().to_json().into();
     };
-    let read: String = text
-        .split_inclusive('\n')
-        .map(|line| {
-            let (body, end) = match line.strip_suffix('\n') {
-                Some(body) => (body, "\n"),
-                None => (line, ""),
-            };
-            match body.split_once(separator) {
-                Some((key, value)) => match defect.read(value) {
-                    Some(value) => format!("{key}{separator}{value}{end}"),
-                    None => line.to_owned(),
-                },
-                None => line.to_owned(),
-            }
-        })
-        .collect();
+    let read = read_line_values(text, separator, &|value| defect.read(value));
     guard
         .admit(request, read.as_bytes())
         .agent()

@@ -25,6 +25,7 @@ mod random;
 mod reencode;
 mod shapes;
 mod times;
+mod trial;
 mod vendor;
 mod write;
 

@@ -7,7 +7,7 @@
 
 use airlock_guard::jiff::{tz::Offset, SignedDuration, Timestamp};
 
-use super::boundary::Trial;
+use super::trial::Trial;
 use crate::cases::Expectation;
 
 /// Offsets (in minutes) a date-time is rewritten at, the instant kept.

@@ -11,7 +11,7 @@ use airlock_harness::exit::Exit;
 use airlock_harness::report::{printable, Report, Severity};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -158,7 +158,7 @@ fn file_identity(path: &std::path::Path) -> Option<FileId> {
 }
 
 fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
-    stop_on_signals("check")?;
+    super::stop_on_signals("check")?;
     let baseline = match &args.baseline {
         Some(path) => Some(Baseline::load(path).map_err(anyhow::Error::msg)?),
         None => None,
@@ -390,35 +390,4 @@ fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> Ex
         Some(bound) => adapter.deadline(Instant::now() + bound),
         None => adapter,
     }
-}
-
-/// On SIGINT or SIGTERM: kill every adapter's process group and adopted descendant, then
-/// exit 130 or 143 without a report. `command` names the subcommand in the note.
-#[cfg(unix)]
-pub(super) fn stop_on_signals(command: &'static str) -> Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .context("installing the SIGINT/SIGTERM handler")?;
-    std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            adapter::kill_all_adapters();
-            let (exit, name) = if signal == SIGINT {
-                (Exit::Interrupted, "SIGINT")
-            } else {
-                (Exit::Terminated, "SIGTERM")
-            };
-            // (A closed stderr must not stop the exit: no eprintln! panic here.)
-            let _ = writeln!(
-                std::io::stderr(),
-                "airlock {command}: stopped by {name}; the adapters were killed"
-            );
-            std::process::exit(exit as i32);
-        }
-    });
-    Ok(())
-}
-
-#[cfg(not(unix))]
-pub(super) fn stop_on_signals(_command: &'static str) -> Result<()> {
-    Ok(())
 }

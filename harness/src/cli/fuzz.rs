@@ -84,6 +84,11 @@ pub struct FuzzArgs {
     progress_every: u64,
 }
 
+/// The inputs to judge: `--runs`, else 10 000 unless `--duration` bounds the run.
+fn runs(args: &FuzzArgs) -> Option<u64> {
+    args.runs.or(args.duration.is_none().then_some(10_000))
+}
+
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let duration = airlock_guard::parse_duration(text)?;
     Duration::try_from(duration).map_err(|e| format!("{text:?}: {e}"))
@@ -108,11 +113,7 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
     let options = FuzzOptions {
         targets: args.targets.clone(),
         seed: args.seed,
-        runs: args.runs.or(if args.duration.is_none() {
-            Some(10_000)
-        } else {
-            None
-        }),
+        runs: runs(&args),
         duration: args.duration,
         max_len: args.max_len,
         shard: args.shard,
@@ -206,7 +207,7 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     if let Err(e) = adapter::adopt_orphans() {
         errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
-    super::check::stop_on_signals("fuzz")?;
+    super::stop_on_signals("fuzz")?;
     let mut exec = ExecAdapter::new(command, Duration::from_millis(args.timeout_ms));
     // An adapter that cannot answer a seed is a usage error (a mistyped command), not a
     // finding of the night.
@@ -215,11 +216,7 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     }
     let options = BlackBoxOptions {
         seed: args.seed,
-        runs: args.runs.or(if args.duration.is_none() {
-            Some(10_000)
-        } else {
-            None
-        }),
+        runs: runs(args),
         duration: args.duration,
         corpus: args.corpus.clone(),
         max_len: args.max_len.min(1024),

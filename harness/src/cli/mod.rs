@@ -115,3 +115,36 @@ pub(crate) fn format_and_path<F: clap::ValueEnum>(
     }
     Ok((format, std::path::PathBuf::from(path)))
 }
+
+/// On SIGINT or SIGTERM: kill every adapter's process group and adopted descendant, then
+/// exit 130 or 143 without a report. `command` names the subcommand in the note.
+#[cfg(unix)]
+pub(crate) fn stop_on_signals(command: &'static str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::io::Write as _;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("installing the SIGINT/SIGTERM handler")?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            airlock_harness::adapter::kill_all_adapters();
+            let (exit, name) = if signal == SIGINT {
+                (airlock_harness::exit::Exit::Interrupted, "SIGINT")
+            } else {
+                (airlock_harness::exit::Exit::Terminated, "SIGTERM")
+            };
+            // (A closed stderr must not stop the exit: no eprintln! panic here.)
+            let _ = writeln!(
+                std::io::stderr(),
+                "airlock {command}: stopped by {name}; the adapters were killed"
+            );
+            std::process::exit(exit as i32);
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(crate) fn stop_on_signals(_command: &'static str) -> anyhow::Result<()> {
+    Ok(())
+}

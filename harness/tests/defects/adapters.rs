@@ -189,6 +189,30 @@ pub(crate) fn judge_rewritten(
     agent.into()
 }
 
+/// A command's output with each line's value (after `separator`) read by `read`
+/// (`None`: as it is); the lines and their endings kept.
+pub(crate) fn read_line_values(
+    text: &str,
+    separator: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    text.split_inclusive('\n')
+        .map(|line| {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            };
+            match body
+                .split_once(separator)
+                .and_then(|(key, value)| Some((key, read(value)?)))
+            {
+                Some((key, value)) => format!("{key}{separator}{value}{end}"),
+                None => line.to_owned(),
+            }
+        })
+        .collect()
+}
+
 /// `YYYY-MM-DD` of `text` rolled over as a lax calendar reads it, when `invalid` says the
 /// day does not exist in its month: the text with the next month's day in its place.
 pub(super) fn roll_date(text: &str, invalid: &dyn Fn(i32, i32, i32) -> bool) -> Option<String> {
@@ -354,28 +378,19 @@ impl Adapter for OneDefect {
                 let Ok(text) = std::str::from_utf8(bytes) else {
                     return self.guards.answer(request, upstream);
                 };
-                let read: String = text
-                    .split_inclusive('\n')
-                    .map(|line| {
-                        let (body, end) = match line.strip_suffix('\n') {
-                            Some(body) => (body, "\n"),
-                            None => (line, ""),
-                        };
-                        let Some((key, value)) = body.split_once('=') else {
-                            return line.to_owned();
-                        };
-                        let value = match self.defect {
-                            Defect::LinesCutAtSecondSeparator => {
-                                value.split('=').next().unwrap_or(value)
-                            }
-                            _ => ['"', '\'']
-                                .into_iter()
-                                .find_map(|q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)))
-                                .unwrap_or(value),
-                        };
-                        format!("{key}={value}{end}")
-                    })
-                    .collect();
+                let defect = self.defect;
+                let read = read_line_values(text, "=", &|value| {
+                    let read = match defect {
+                        Defect::LinesCutAtSecondSeparator => {
+                            value.split('=').next().unwrap_or(value)
+                        }
+                        _ => ['"', '\'']
+                            .into_iter()
+                            .find_map(|q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)))
+                            .unwrap_or(value),
+                    };
+                    (read != value).then(|| read.to_owned())
+                });
                 guard
                     .admit(request, read.as_bytes())
                     .agent()

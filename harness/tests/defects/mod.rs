@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::check::guard;
 use crate::util::contract_dir;
 use adapters::{days_in_month, naive_nanos, roll_date, Defect, OneDefect};
-pub(crate) use adapters::{judge_rewritten, Equivalent, Rewrite};
+pub(crate) use adapters::{judge_rewritten, read_line_values, Equivalent, Rewrite};
 
 const SEEDS: [u64; 3] = [0, 1, 2];
 /// The answer of `defect` and of `admit` on one witness, which must differ.
