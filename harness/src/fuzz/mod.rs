@@ -148,6 +148,7 @@ mod answer;
 mod black_box;
 mod dictionary;
 mod invariants;
+mod spans;
 
 pub use black_box::{BlackBoxOptions, BlackBoxProgress, BlackBoxReport};
 pub use dictionary::Dictionary;
