@@ -5,37 +5,16 @@
 //! `admit` target's rate.
 
 use airlock_benches::root;
-use airlock_guard::Request;
-use airlock_harness::adapter::{Adapter, AdapterFailure, Answer};
-use airlock_harness::cases::Upstream;
+use airlock_harness::adapter::replaying;
 use airlock_harness::check::discover;
 use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
 use airlock_harness::fuzz::{FuzzOptions, Fuzzer, Target};
-use ci_connector::{CiConnector, Judge};
+use ci_connector::CiConnector;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Duration;
 
 /// Inputs per measured iteration.
 const INPUTS: u64 = 2_000;
-
-/// The HTTP adapter's judging path fed the case, as its crate's fuzz target runs it.
-struct Replayed<'a>(&'a Judge);
-
-impl Adapter for Replayed<'_> {
-    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
-        let upstream = match upstream {
-            Upstream::Body(bytes) => Ok(bytes.as_slice()),
-            Upstream::Transport(error) => Err(*error),
-        };
-        let admission = self
-            .0
-            .replay(request, upstream)
-            .map_err(|e| AdapterFailure::Crash(e.to_string()))?;
-        Ok(Answer::Bytes(
-            admission.agent().to_json_string().into_bytes(),
-        ))
-    }
-}
 
 fn adapter_fuzz(c: &mut Criterion) {
     let dirs = discover(&root().join("schemas")).unwrap();
@@ -63,7 +42,10 @@ fn adapter_fuzz(c: &mut Criterion) {
             ..RunOptions::default()
         };
         b.iter(|| {
-            let run = adapter_fuzzer.run(&mut Replayed(connector.judge()), &options);
+            let run = adapter_fuzzer.run(
+                &mut replaying(|request, upstream| connector.judge().replay(request, upstream)),
+                &options,
+            );
             assert!(run.finding.is_none());
         });
     });

@@ -4,8 +4,9 @@
 //! ([`kill_all_adapters`]); on Linux, [`adopt_orphans`] also catches descendants that
 //! left the group (`setsid`) once they are re-parented to this process.
 
-use airlock_guard::{Guard, Request};
+use airlock_guard::{Admission, Guard, Request, TransportError};
 use std::collections::HashMap;
+use std::fmt;
 use std::ops::ControlFlow;
 
 use crate::cases::Upstream;
@@ -121,6 +122,61 @@ impl Adapter for GuardAdapter {
                 .agent()
                 .to_json(),
         }))
+    }
+}
+
+/// An adapter crate's own judging path as the adapter under test: a function that
+/// admits a replayed upstream (the body, or the transport error) the way the adapter
+/// does, and whose [`Admission`]'s agent value is what the agent is given. An error of
+/// the function is a crash. Build it with [`replaying`].
+pub struct Replaying<F>(F);
+
+/// An adapter from `judge`, a function that takes the request and the upstream's body
+/// (or its transport error) and returns the adapter's admission.
+///
+/// ```
+/// # use airlock_harness::adapter::{replaying, Adapter};
+/// # use airlock_harness::check::Check;
+/// # let contract = airlock_guard::Contract::load("../schemas/review_status").unwrap();
+/// # let guard = airlock_guard::Guard::new(contract);
+/// // In an adapter crate: `my_adapter.replay(request, upstream)` runs the crate's own
+/// // path from the upstream's answer to the agent value.
+/// let mut adapter = replaying(|request, upstream| match upstream {
+///     Ok(body) => Ok::<_, std::convert::Infallible>(guard.admit(request, body)),
+///     Err(error) => Ok(guard.admit_transport_error(request, error)),
+/// });
+/// Check::contract("../schemas/review_status").run(&mut adapter).unwrap().assert_clean();
+/// ```
+pub fn replaying<F, E>(judge: F) -> Replaying<F>
+where
+    F: FnMut(&Request, Result<&[u8], TransportError>) -> Result<Admission, E>,
+    E: fmt::Display,
+{
+    Replaying(judge)
+}
+
+impl<F, E> Adapter for Replaying<F>
+where
+    F: FnMut(&Request, Result<&[u8], TransportError>) -> Result<Admission, E>,
+    E: fmt::Display,
+{
+    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
+        let upstream = match upstream {
+            Upstream::Body(bytes) => Ok(bytes.as_slice()),
+            Upstream::Transport(error) => Err(*error),
+        };
+        let admission =
+            (self.0)(request, upstream).map_err(|e| AdapterFailure::Crash(e.to_string()))?;
+        // The exact bytes the agent is given.
+        Ok(Answer::Bytes(
+            admission.agent().to_json_string().into_bytes(),
+        ))
+    }
+}
+
+impl<F> fmt::Debug for Replaying<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Replaying(..)")
     }
 }
 

@@ -338,7 +338,7 @@ fn the_ci_templates_use_only_flags_airlock_has() {
         "ci/adapter-crate.yml",
         "ci/adapter-crate-matrix.yml",
         "ci/adapter-fuzz-overnight.sh",
-        "ci/clusterfuzzlite/build-adapter.sh",
+        "ci/clusterfuzzlite/adapter/build.sh",
     ];
     for name in templates {
         // Join shell continuations so a command's flags stay together; the scripts call

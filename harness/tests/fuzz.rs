@@ -312,3 +312,88 @@ fn cli_fuzz_of_an_exec_adapter_finds_writes_and_resumes() {
     let stdout = String::from_utf8_lossy(&second.stdout);
     assert!(stdout.contains(&format!("({kept} resumed)")), "{stdout}");
 }
+
+#[test]
+fn cli_turns_an_adapter_fuzz_input_into_a_case_check_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = root().join("schemas/review_status");
+    let contract = contract.to_str().unwrap();
+    // What libFuzzer leaves behind for an adapter target: the raw input bytes.
+    let crash = dir.path().join("crash-0123");
+    std::fs::write(&crash, [7, 0, 11, b'A', b'B', b'C', b'D']).unwrap();
+    let artifacts = dir.path().join("cases");
+    let out = airlock(
+        &[
+            "fuzz",
+            "--contract",
+            contract,
+            "--replay",
+            crash.to_str().unwrap(),
+            "--for-adapter",
+            "--artifacts",
+            artifacts.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let case = std::fs::read_dir(artifacts.join("review_status"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".case.json"))
+        .expect("a .case.json reproducer");
+    assert!(stdout.contains("airlock check --replay"), "{stdout}");
+    let reproducer: Value = serde_json::from_slice(&std::fs::read(&case).unwrap()).unwrap();
+    assert_eq!(reproducer["case"]["class"], "fuzz", "{reproducer}");
+    // The guard itself answers the decoded case as the guard does: clean.
+    let guard = format!(
+        "{} guard --contract {contract}",
+        env!("CARGO_BIN_EXE_airlock")
+    );
+    let out = airlock(
+        &[
+            "check",
+            "--replay",
+            case.to_str().unwrap(),
+            "--adapter-cmd",
+            &guard,
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("clean: 1 cases"), "{stdout}");
+
+    // Without --write-corpus or --replay, --for-adapter has nothing to act on.
+    let out = airlock(&["fuzz", "--contract", contract, "--for-adapter"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn cli_fuzz_reports_what_an_adapter_writes_after_its_last_input() {
+    let contract = root().join("schemas/review_status");
+    let contract = contract.to_str().unwrap();
+    // The guard, then a line nobody asked for once its input closes.
+    let chatty = format!(
+        "{} guard --contract {contract}; echo 'one more thing'",
+        env!("CARGO_BIN_EXE_airlock")
+    );
+    let out = airlock(
+        &[
+            "fuzz",
+            "--contract",
+            contract,
+            "--adapter-cmd",
+            &chatty,
+            "--runs",
+            "300",
+        ],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("after the last input") && stdout.contains("one more thing"),
+        "{stdout}"
+    );
+}

@@ -1,38 +1,18 @@
 //! `airlock check` against both adapters, in process: the case's bytes go through the
 //! adapters' own judging path (`Judge::replay` → `Judge::run`), as in production.
 
-use airlock_guard::Request;
-use airlock_harness::adapter::{Adapter, AdapterFailure, Answer};
-use airlock_harness::cases::Upstream;
+use airlock_harness::adapter::replaying;
 use airlock_harness::check::Check;
-use ci_connector::{CiConnector, GitBranchHead, Judge};
-
-/// An adapter under check: the judge of one of this crate's adapters, fed the case.
-pub struct Replayed<'a>(pub &'a Judge);
-
-impl Adapter for Replayed<'_> {
-    fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
-        let upstream = match upstream {
-            Upstream::Body(bytes) => Ok(bytes.as_slice()),
-            Upstream::Transport(error) => Err(*error),
-        };
-        let admission = self
-            .0
-            .replay(request, upstream)
-            .map_err(|e| AdapterFailure::Crash(e.to_string()))?;
-        // The exact bytes the agent is given.
-        Ok(Answer::Bytes(
-            admission.agent().to_json_string().into_bytes(),
-        ))
-    }
-}
+use ci_connector::{CiConnector, GitBranchHead};
 
 #[test]
 fn check_is_clean_against_the_http_adapter() {
     let connector = CiConnector::new("http://127.0.0.1:9", crate::contract("ci_pipeline_status"))
         .expect("the shipped contract loads");
     let report = Check::contract(crate::contract("ci_pipeline_status"))
-        .run(&mut Replayed(connector.judge()))
+        .run(&mut replaying(|request, upstream| {
+            connector.judge().replay(request, upstream)
+        }))
         .expect("the check runs");
     report.assert_clean();
 }
@@ -43,7 +23,9 @@ fn check_is_clean_against_the_command_adapter() {
     let adapter = GitBranchHead::new(repo.path(), crate::contract("git_branch_head"))
         .expect("the shipped contract loads");
     let report = Check::contract(crate::contract("git_branch_head"))
-        .run(&mut Replayed(adapter.judge()))
+        .run(&mut replaying(|request, upstream| {
+            adapter.judge().replay(request, upstream)
+        }))
         .expect("the check runs");
     report.assert_clean();
 }

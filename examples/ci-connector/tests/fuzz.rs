@@ -6,7 +6,7 @@
 use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
 use ci_connector::{CiConnector, GitBranchHead};
 
-use crate::check::Replayed;
+use airlock_harness::adapter::replaying;
 
 /// Inputs per adapter in the smoke run.
 const RUNS: u64 = 5_000;
@@ -20,7 +20,10 @@ fn the_http_adapter_fuzzes_clean() {
         runs: RUNS,
         ..RunOptions::default()
     };
-    let run = fuzzer.run(&mut Replayed(connector.judge()), &options);
+    let run = fuzzer.run(
+        &mut replaying(|request, upstream| connector.judge().replay(request, upstream)),
+        &options,
+    );
     assert!(run.finding.is_none(), "{}", run.finding.unwrap().1);
     assert_eq!(run.runs, RUNS);
 }
@@ -35,7 +38,10 @@ fn the_command_adapter_fuzzes_clean() {
         runs: RUNS,
         ..RunOptions::default()
     };
-    let run = fuzzer.run(&mut Replayed(head.judge()), &options);
+    let run = fuzzer.run(
+        &mut replaying(|request, upstream| head.judge().replay(request, upstream)),
+        &options,
+    );
     assert!(run.finding.is_none(), "{}", run.finding.unwrap().1);
     assert_eq!(run.runs, RUNS);
 }

@@ -46,16 +46,20 @@ pub struct FuzzArgs {
     /// Where the input of a finding is written.
     #[arg(long, default_value = "target/airlock/fuzz")]
     artifacts: PathBuf,
-    /// Judge these files (artifacts, corpus files) instead of generating inputs.
-    #[arg(long, num_args = 1.., conflicts_with_all = ["seed", "runs", "duration"])]
+    /// Judge these files (artifacts, corpus files) instead of generating inputs; with
+    /// --for-adapter, turn them into `check` reproducers.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["seed", "runs", "duration", "write_corpus"])]
     replay: Vec<PathBuf>,
     /// Write every seed body (fixtures and deterministic variants) into this folder, the
     /// starting corpus of the cargo-fuzz targets, and exit. With --for-adapter: the seed
     /// inputs of an adapter fuzz target (`airlock_harness::fuzz::adapter`).
     #[arg(long, conflicts_with_all = ["replay", "adapter_cmd"])]
     write_corpus: Option<PathBuf>,
-    /// With --write-corpus: write an adapter fuzz target's seed inputs.
-    #[arg(long, requires = "write_corpus")]
+    /// With --write-corpus: write an adapter fuzz target's seed inputs. With --replay:
+    /// the files are inputs of an adapter fuzz target (a cargo-fuzz crash file): write
+    /// the case each decodes to under --artifacts as a `.case.json` reproducer, which
+    /// `airlock check --replay` runs against the adapter.
+    #[arg(long)]
     for_adapter: bool,
     /// Write the contracts' fuzz dictionary (libFuzzer `-dict=` format) to this file,
     /// and exit.
@@ -201,8 +205,11 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
         )?;
         return Ok(Exit::Success);
     }
+    if !args.replay.is_empty() {
+        return adapter_cases(&fuzzer, &args.replay, &args.artifacts);
+    }
     let Some(command) = &args.adapter_cmd else {
-        anyhow::bail!("--for-adapter needs --write-corpus");
+        anyhow::bail!("--for-adapter needs --write-corpus or --replay");
     };
     if let Err(e) = adapter::adopt_orphans() {
         errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
@@ -256,8 +263,21 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
         args.seed
     );
     let Some((_, finding)) = report.finding else {
-        outln!("fuzz: no finding: {summary}")?;
-        return Ok(Exit::Success);
+        // What the adapter does after its last input (output nobody asked for, a crash on
+        // close) is a finding too, as in `check`.
+        if report.closing.is_empty() {
+            outln!("fuzz: no finding: {summary}")?;
+            return Ok(Exit::Success);
+        }
+        for (kind, message) in &report.closing {
+            outln!(
+                "fuzz: FINDING ({}): after the last input: {}",
+                kind.as_str(),
+                printable(message)
+            )?;
+        }
+        outln!("  {summary}")?;
+        return Ok(Exit::Findings);
     };
     // The finding is printed before its file is written: an unwritable folder never
     // loses a night's finding.
@@ -278,6 +298,26 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
         }
     }
     Ok(Exit::Findings)
+}
+
+/// Write the case each adapter fuzz input in `files` decodes to as a reproducer.
+fn adapter_cases(fuzzer: &AdapterFuzzer, files: &[PathBuf], artifacts: &Path) -> Result<Exit> {
+    for path in files {
+        let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        match fuzzer.write_case(artifacts, &input)? {
+            Some(case) => outln!(
+                "{}: case written to {}\n  replay: airlock check --replay {} --adapter-cmd '<your adapter>'",
+                path.display(),
+                case.display(),
+                case.display()
+            )?,
+            None => anyhow::bail!(
+                "{}: the contracts have no fixture or variant with a body to decode it against",
+                path.display()
+            ),
+        }
+    }
+    Ok(Exit::Success)
 }
 
 /// `text` as one single-quoted shell word.

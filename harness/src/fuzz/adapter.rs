@@ -182,7 +182,6 @@ fn decode_edit(u: &mut Unstructured<'_>) -> arbitrary::Result<AdapterEdit> {
 pub(super) struct Prepared {
     subject: usize,
     pub(super) case: Case,
-    admission: airlock_guard::Admission,
 }
 
 /// A seed case: a fixture or deterministic variant with a body, of one contract.
@@ -352,14 +351,13 @@ impl AdapterFuzzer {
         &self.dictionary
     }
 
-    /// One input per seed case, without edits: the start of a fuzzer's corpus.
+    /// One input per seed case, without edits: the start of a fuzzer's corpus. An odd
+    /// base `2 i + 1` reaches seed `i`, so at most the first 32 768 seeds get one (an
+    /// even base reaches the admitted ones among the rest).
     pub fn seed_inputs(&self) -> Vec<Vec<u8>> {
-        (0..self.seeds.len())
-            .map(|i| {
-                // An odd base indexes every seed: 2 i + 1 reaches seed i.
-                let base = u16::try_from(2 * i + 1).unwrap_or(u16::MAX);
-                base.to_le_bytes().to_vec()
-            })
+        (0..self.seeds.len().min(1 << 15))
+            .filter_map(|i| u16::try_from(2 * i + 1).ok())
+            .map(|base| base.to_le_bytes().to_vec())
             .collect()
     }
 
@@ -539,43 +537,36 @@ impl AdapterFuzzer {
                 "the adapter panicked: {message}"
             )))
         });
-        self.assess(prepared, &actual)
+        self.assess(&prepared, &actual)
     }
 
-    /// The case of `data` and the guard's admission of it.
+    /// The case of `data`, with the index of its contract.
     pub(super) fn prepare(&self, data: &[u8]) -> Option<Prepared> {
         let (subject, case) = self.case(data)?;
-        let Upstream::Body(bytes) = &case.upstream else {
-            return None;
-        };
-        let admission = subject.guard.admit(&case.request, bytes);
         let subject = self
             .subjects
             .iter()
             .position(|s| std::ptr::eq(s, subject))
             .unwrap_or_default();
-        Some(Prepared {
-            subject,
-            case,
-            admission,
-        })
+        Some(Prepared { subject, case })
     }
 
-    /// Judge an answer to a prepared case.
+    /// Judge an answer to a prepared case against the guard's admission of it (asked
+    /// here, so that a pipelined adapter answers the cases after it meanwhile).
     pub(super) fn assess(
         &self,
-        prepared: Prepared,
+        prepared: &Prepared,
         actual: &Result<Answer, AdapterFailure>,
     ) -> Result<Signal, AdapterFinding> {
-        let Prepared {
-            subject,
-            case,
-            admission,
-        } = prepared;
-        let subject = &self.subjects[subject];
+        let Prepared { subject, case } = prepared;
+        let subject = &self.subjects[*subject];
+        let Upstream::Body(bytes) = &case.upstream else {
+            return Ok(Signal(0));
+        };
+        let admission = subject.guard.admit(&case.request, bytes);
         let signal = signal(&admission, actual);
         let (reference, _) = admission.into_parts();
-        let findings = judge_case(subject, &case, &reference, actual);
+        let findings = judge_case(subject, case, &reference, actual);
         if findings.is_empty() {
             return Ok(signal);
         }
@@ -588,10 +579,25 @@ impl AdapterFuzzer {
                     .map(Path::to_path_buf)
                     .unwrap_or_default(),
                 seed: 0,
-                case,
+                case: case.clone(),
             }),
             findings,
         })
+    }
+
+    /// Write the case `data` decodes to as a reproducer `<dir>/<tool>/<case>.case.json`
+    /// (the body and request beside it), which `airlock check --replay` runs against
+    /// any adapter: how a cargo-fuzz crash file of an adapter target becomes a case.
+    /// `None` when `data` decodes to no case (there is no seed to start from).
+    ///
+    /// # Errors
+    ///
+    /// When a file cannot be written.
+    pub fn write_case(&self, dir: &Path, data: &[u8]) -> Result<Option<PathBuf>, CheckError> {
+        let Some((subject, case)) = self.case(data) else {
+            return Ok(None);
+        };
+        crate::check::write_reproducer(dir, subject, 0, &case, &case.request).map(Some)
     }
 
     /// Judge `runs` generated inputs in turn, stopping at the first finding.
@@ -647,7 +653,9 @@ pub fn adapter(fuzzer: &AdapterFuzzer, adapter: &mut dyn Adapter, data: &[u8]) {
         ),
         Some(Err(e)) => format!("the reproducer could not be written: {e}"),
         None => format!(
-            "reproducer (save as a .case.json file, or set AIRLOCK_FUZZ_REPRODUCERS=DIR):\n{}",
+            "reproducer (save as a .case.json file, set AIRLOCK_FUZZ_REPRODUCERS=DIR, or \
+             write it from the crash file: airlock fuzz --contract DIR --replay CRASH \
+             --for-adapter):\n{}",
             serde_json::to_string(&finding.reproducer).unwrap_or_default()
         ),
     };

@@ -70,6 +70,9 @@ pub struct BlackBoxReport {
     pub resumed: usize,
     /// The first finding (its body shrunk), with the input that made it.
     pub finding: Option<(Vec<u8>, AdapterFinding)>,
+    /// After a run without a finding: what the adapter did after its last input (output
+    /// nobody asked for, a crash on close), as `check` reports it.
+    pub closing: Vec<(FindingKind, String)>,
 }
 
 impl AdapterFuzzer {
@@ -133,46 +136,50 @@ impl AdapterFuzzer {
                 .enumerate()
                 .filter_map(|(i, data)| Some((i, self.prepare(data)?)))
                 .collect();
-            runs += size as u64;
             let cases: Vec<_> = prepared
                 .iter()
-                .map(|(_, p)| (&p.case.request, &p.case.upstream))
+                .map(|(_, p)| p)
+                .map(|p| (&p.case.request, &p.case.upstream))
                 .collect();
-            let mut answers = Vec::with_capacity(cases.len());
+            // The first `first_pass` inputs are the corpus as read: they are not written
+            // again; only a mutation that reaches a new decision or shape joins it.
+            let batch_start = runs;
+            runs += size as u64;
+            let mut failed = None;
+            let mut saving = Ok(());
+            // Each answer is judged as it arrives, while the adapter works on the cases
+            // still in flight.
             adapter.answers(&cases, &mut |index, actual| {
-                answers.push((index, actual));
-                ControlFlow::Continue(())
-            });
-            let mut prepared: Vec<Option<(usize, Prepared)>> =
-                prepared.into_iter().map(Some).collect();
-            for (index, actual) in answers {
-                let Some((input, case)) = prepared.get_mut(index).and_then(Option::take) else {
-                    continue;
+                let Some((input, case)) = prepared.get(index) else {
+                    return ControlFlow::Continue(());
                 };
+                let input = *input;
                 match self.assess(case, &actual) {
                     Ok(signal) => {
-                        // The corpus as read is not written again: only a mutation
-                        // that reached a new decision or shape joins it.
-                        let mutated = usize::try_from(runs)
-                            .unwrap_or(usize::MAX)
-                            .saturating_sub(size)
-                            .saturating_add(input)
-                            >= first_pass;
+                        let mutated = batch_start.saturating_add(input as u64) >= first_pass as u64;
                         if signals.insert(signal) && signal != Signal(0) && mutated {
                             let data = &inputs[input];
                             if let Some(dir) = &options.corpus {
-                                save(dir, data)?;
+                                saving = save(dir, data);
+                                if saving.is_err() {
+                                    return ControlFlow::Break(());
+                                }
                             }
                             corpus.push(data.clone());
                         }
+                        ControlFlow::Continue(())
                     }
                     Err(found) => {
-                        let found = self.alone(adapter, &inputs[input], found);
-                        let found = self.shrunk(adapter, found);
-                        finding = Some((inputs[input].clone(), found));
-                        break;
+                        failed = Some((input, found));
+                        ControlFlow::Break(())
                     }
                 }
+            });
+            saving?;
+            if let Some((input, found)) = failed {
+                let found = self.alone(adapter, &inputs[input], found);
+                let found = self.shrunk(adapter, found);
+                finding = Some((inputs[input].clone(), found));
             }
             progress(&BlackBoxProgress {
                 runs,
@@ -181,7 +188,17 @@ impl AdapterFuzzer {
                 elapsed: start.elapsed(),
             });
         }
+        let closing = if finding.is_none() {
+            adapter
+                .finish()
+                .iter()
+                .map(crate::check::failure_kind)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(BlackBoxReport {
+            closing,
             progress: BlackBoxProgress {
                 runs,
                 corpus: corpus.len(),

@@ -3,6 +3,7 @@
 
 mod common;
 
+use airlock_harness::adapter::replaying;
 use airlock_harness::fuzz::adapter::{adapter, AdapterFuzzer};
 use ci_connector::GitBranchHead;
 use libfuzzer_sys::fuzz_target;
@@ -21,5 +22,6 @@ fn state() -> &'static (AdapterFuzzer, GitBranchHead) {
 
 fuzz_target!(|data: &[u8]| {
     let (fuzzer, head) = state();
-    adapter(fuzzer, &mut common::Replayed(head.judge()), data);
+    let mut judged = replaying(|request, upstream| head.judge().replay(request, upstream));
+    adapter(fuzzer, &mut judged, data);
 });

@@ -3,6 +3,7 @@
 
 mod common;
 
+use airlock_harness::adapter::replaying;
 use airlock_harness::fuzz::adapter::{adapter, AdapterFuzzer};
 use ci_connector::CiConnector;
 use libfuzzer_sys::fuzz_target;
@@ -20,5 +21,6 @@ fn state() -> &'static (AdapterFuzzer, CiConnector) {
 
 fuzz_target!(|data: &[u8]| {
     let (fuzzer, connector) = state();
-    adapter(fuzzer, &mut common::Replayed(connector.judge()), data);
+    let mut judged = replaying(|request, upstream| connector.judge().replay(request, upstream));
+    adapter(fuzzer, &mut judged, data);
 });
