@@ -1,6 +1,7 @@
 //! The fuzz targets' invariants and the in-process fuzz loop.
 
 use airlock_guard::{CheckFailure, Contract, CustomCheck, Guard, Request};
+use airlock_harness::fuzz::adapter::AdapterFuzzer;
 use airlock_harness::fuzz::{check_admission, check_parse, FuzzOptions, Fuzzer, Target, Violation};
 use serde_json::Value;
 
@@ -237,11 +238,7 @@ fn cli_fuzz_of_an_exec_adapter_finds_writes_and_resumes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("fuzz: FINDING"), "{stdout}");
-    let reproducer = std::fs::read_dir(artifacts.join("review_status"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".case.json"))
-        .expect("a .case.json reproducer");
+    let reproducer = case_file(&artifacts.join("review_status"));
     let out = airlock(
         &[
             "check",
@@ -337,13 +334,17 @@ fn cli_turns_an_adapter_fuzz_input_into_a_case_check_replays() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    let case = std::fs::read_dir(artifacts.join("review_status"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().ends_with(".case.json"))
-        .expect("a .case.json reproducer");
+    let case = case_file(&artifacts.join("review_status"));
     assert!(stdout.contains("airlock check --replay"), "{stdout}");
+    // It is the case the fuzz entry judged for these bytes.
     let reproducer: Value = serde_json::from_slice(&std::fs::read(&case).unwrap()).unwrap();
+    let fuzzer = AdapterFuzzer::load(&[root().join("schemas/review_status")]).unwrap();
+    let (_, decoded) = fuzzer.case(&std::fs::read(&crash).unwrap()).unwrap();
+    assert_eq!(
+        reproducer["case"]["id"],
+        decoded.id.as_str(),
+        "{reproducer}"
+    );
     assert_eq!(reproducer["case"]["class"], "fuzz", "{reproducer}");
     // The guard itself answers the decoded case as the guard does: clean.
     let guard = format!(
@@ -396,4 +397,13 @@ fn cli_fuzz_reports_what_an_adapter_writes_after_its_last_input() {
         stdout.contains("after the last input") && stdout.contains("one more thing"),
         "{stdout}"
     );
+}
+
+/// The one `.case.json` reproducer in `dir`.
+fn case_file(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".case.json"))
+        .expect("a .case.json reproducer")
 }

@@ -138,8 +138,7 @@ impl AdapterFuzzer {
                 .collect();
             let cases: Vec<_> = prepared
                 .iter()
-                .map(|(_, p)| p)
-                .map(|p| (&p.case.request, &p.case.upstream))
+                .map(|(_, p)| (&p.case.request, &p.case.upstream))
                 .collect();
             // The first `first_pass` inputs are the corpus as read: they are not written
             // again; only a mutation that reaches a new decision or shape joins it.
