@@ -5,10 +5,10 @@
 //! `admit` target's rate.
 
 use airlock_benches::root;
-use airlock_harness::adapter::replaying;
 use airlock_harness::check::discover;
-use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
 use airlock_harness::fuzz::{FuzzOptions, Fuzzer, Target};
+use airlock_harness::replaying;
+use airlock_harness::{AdapterFuzzer, RunOptions};
 use ci_connector::CiConnector;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Duration;

@@ -4,10 +4,10 @@
 //! (`cargo build --release -p airlock-harness`); without it, it is skipped with a note.
 
 use airlock_benches::root;
-use airlock_harness::adapter::{ExecAdapter, GuardAdapter};
 use airlock_harness::adversary::generate;
 use airlock_harness::cases::Upstream;
 use airlock_harness::check::{discover, run, CheckOptions, Subject};
+use airlock_harness::{ExecAdapter, GuardAdapter};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::Duration;

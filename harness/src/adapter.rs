@@ -1,16 +1,15 @@
-//! Adapters under test. In process: anything implementing [`Adapter`] (the guard itself,
-//! or an adapter crate's own code). Out of process: [`ExecAdapter`] (in `exec/`). Every running
-//! adapter's group is registered so that a signal handler can kill them all
-//! ([`kill_all_adapters`]); on Linux, [`adopt_orphans`] also catches descendants that
-//! left the group (`setsid`) once they are re-parented to this process.
+//! Adapters under test, in process: anything implementing [`Adapter`] (the guard itself,
+//! [`GuardAdapter`]; an adapter crate's own code, or its judging path through
+//! [`replaying`]). Out of process, a program speaking the exec protocol is
+//! `crate::exec::ExecAdapter`, built on this trait.
 
 use airlock_guard::{Admission, Guard, Request, TransportError};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::ControlFlow;
 
+pub use crate::base::answer::Answer;
 use crate::cases::Upstream;
-pub use crate::check::answer::Answer;
 
 /// Why an adapter gave no agent value for a case: each is a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +178,3 @@ impl<F> fmt::Debug for Replaying<F> {
         f.write_str("Replaying(..)")
     }
 }
-
-pub use crate::exec::{
-    adopt_orphans, kill_all_adapters, stopping, ExecAdapter, MAX_ANSWER_LINE, WINDOW,
-};

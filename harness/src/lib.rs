@@ -1,39 +1,90 @@
 //! # airlock-harness
 //!
-//! Contract testing for tool adapters guarded by Airlock: the fixture corpus of a
-//! contract, the exec protocol (`airlock guard` serves it with the guard), and
-//! standalone validation. The `airlock` binary is a thin layer over this library.
+//! Contract testing for tool adapters guarded by Airlock, as a library for an adapter
+//! crate's own `cargo test`: run every fixture and adversarial case of a contract through
+//! your adapter and get the findings.
 //!
 //! ```
-//! use airlock_guard::{Contract, Guard};
-//! use airlock_harness::corpus::{corpus_dir, Corpus, Expect};
+//! use airlock_harness::{Adapter, AdapterFailure, Answer, Check, Upstream};
+//! use airlock_guard::{Contract, Guard, Request};
 //!
-//! let contract = Contract::load("../schemas/deploy_status")?;
-//! let corpus = Corpus::load(&corpus_dir(&contract).unwrap())?;
-//! let guard = Guard::new(contract);
-//! for fixture in &corpus.fixtures {
-//!     let admitted = guard.admit(&fixture.request, &fixture.bytes).is_admitted();
-//!     assert_eq!(admitted, fixture.expect == Expect::Accept, "{}", fixture.path.display());
+//! /// An adapter crate's adapter: its own code around the guard.
+//! struct MyAdapter(Guard);
+//!
+//! impl Adapter for MyAdapter {
+//!     fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
+//!         let admission = match upstream {
+//!             Upstream::Body(bytes) => self.0.admit(request, bytes),
+//!             Upstream::Transport(e) => self.0.admit_transport_error(request, *e),
+//!         };
+//!         Ok(Answer::Bytes(admission.agent().to_json_string().into_bytes()))
+//!     }
 //! }
+//!
+//! let guard = Guard::new(Contract::load("../schemas/review_status")?);
+//! Check::contract("../schemas/review_status")
+//!     .run(&mut MyAdapter(guard))?
+//!     .assert_clean();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## The API
+//!
+//! Everything an adapter crate needs is at the root:
+//! * to check: [`Check`] (the run, a builder), [`Adapter`] (what you implement, or
+//!   [`replaying`] around your crate's judging path, or [`ExecAdapter`] for a program
+//!   speaking the exec protocol, or [`GuardAdapter`] for the guard itself), [`Answer`],
+//!   [`AdapterFailure`], [`Upstream`];
+//! * what a run found: [`Report`], [`ContractReport`], [`Finding`], [`FindingKind`],
+//!   [`Severity`], [`Verdict`], and [`CheckError`] when a contract cannot be checked;
+//! * to fuzz the adapter: [`AdapterFuzzer`], [`RunOptions`], [`fuzz_adapter`] (a
+//!   libFuzzer target's body).
+//!
+//! The modules themselves are the `airlock` binary's and Airlock's own tests': they are
+//! hidden from these docs and may change in any release.
 #![deny(missing_docs)]
 
-pub mod adapter;
-pub mod adversary;
-pub mod cases;
-pub mod certify;
-pub mod check;
-pub mod corpus;
-pub mod exec;
-pub mod exit;
-pub mod fuzz;
-pub mod init;
-pub mod lint;
-pub mod mcp;
+// The layer every capability shares (report primitives, answer and shape reading,
+// pointers, the subject under test, the load error): never public as such.
+mod base;
 
+// The case and corpus model, under everything.
+#[doc(hidden)]
+pub mod cases;
+#[doc(hidden)]
+pub mod corpus;
+#[doc(hidden)]
 pub mod schema;
+#[doc(hidden)]
 pub mod validate;
 
-/// Findings and their renderings (human, JSON, JUnit, SARIF, Markdown).
-pub use check::report;
+// Adapters under test: in process, then across the exec protocol.
+#[doc(hidden)]
+pub mod adapter;
+#[doc(hidden)]
+pub mod exec;
+
+// The capabilities, each depending only on what is above in this list.
+#[doc(hidden)]
+pub mod adversary;
+#[doc(hidden)]
+pub mod certify;
+#[doc(hidden)]
+pub mod check;
+#[doc(hidden)]
+pub mod fuzz;
+#[doc(hidden)]
+pub mod init;
+#[doc(hidden)]
+pub mod lint;
+#[doc(hidden)]
+pub mod mcp;
+
+pub use adapter::{replaying, Adapter, AdapterFailure, GuardAdapter, Replaying};
+pub use base::answer::Answer;
+pub use base::error::CheckError;
+pub use cases::Upstream;
+pub use check::report::{ContractReport, Finding, FindingKind, Report, Severity, Verdict};
+pub use check::{Check, Reproducer, Shard};
+pub use exec::ExecAdapter;
+pub use fuzz::adapter::{adapter as fuzz_adapter, AdapterFinding, AdapterFuzzer, Run, RunOptions};

@@ -2,7 +2,7 @@
 
 mod cli;
 
-use airlock_harness::exit::Exit;
+use crate::cli::exit::Exit;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
             // Line breaks of multi-line messages (a TOML error's excerpt) are kept.
             let lines: Vec<String> = message
                 .split('\n')
-                .map(|line| airlock_harness::report::printable(line).into_owned())
+                .map(|line| airlock_harness::check::report::printable(line).into_owned())
                 .collect();
             // A closed stderr only loses the message (eprintln! would panic on it).
             let _ = writeln!(std::io::stderr(), "airlock: error: {}", lines.join("\n"));

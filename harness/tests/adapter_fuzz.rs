@@ -7,7 +7,7 @@ use airlock_guard::{Guard, InputKind, Request};
 use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
 use airlock_harness::cases::Upstream;
 use airlock_harness::check::Check;
-use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
+use airlock_harness::{AdapterFuzzer, RunOptions};
 
 use crate::check::guard;
 use crate::defects::{judge_rewritten, read_line_values, Equivalent, Rewrite};

@@ -1,8 +1,8 @@
 //! `airlock check` against both adapters, in process: the case's bytes go through the
 //! adapters' own judging path (`Judge::replay` → `Judge::run`), as in production.
 
-use airlock_harness::adapter::replaying;
-use airlock_harness::check::Check;
+use airlock_harness::replaying;
+use airlock_harness::Check;
 use ci_connector::{CiConnector, GitBranchHead};
 
 #[test]
@@ -42,8 +42,7 @@ fn check_is_clean_against_the_binary_over_the_exec_protocol() {
         env!("CARGO_BIN_EXE_ci-connector"),
         schemas.display()
     );
-    let mut adapter =
-        airlock_harness::adapter::ExecAdapter::new(command, std::time::Duration::from_secs(5));
+    let mut adapter = airlock_harness::ExecAdapter::new(command, std::time::Duration::from_secs(5));
     let report = Check::contract(crate::contract("ci_pipeline_status"))
         .and_contract(crate::contract("git_branch_head"))
         .run(&mut adapter)

@@ -3,10 +3,10 @@
 //! oracle), and the committed dictionaries kept equal to what `airlock fuzz --write-dict`
 //! writes.
 
-use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
+use airlock_harness::{AdapterFuzzer, RunOptions};
 use ci_connector::{CiConnector, GitBranchHead};
 
-use airlock_harness::adapter::replaying;
+use airlock_harness::replaying;
 
 /// Inputs per adapter in the smoke run.
 const RUNS: u64 = 5_000;

@@ -10,6 +10,7 @@ use airlock_guard::{ContentKind, Request, TextRule, STRUCTURED_CONTENT};
 use serde_json::{json, Map, Value};
 
 use super::{bytes, classes, limits, Builder};
+use crate::base::pointer::set_at;
 use crate::cases::{splice, Expectation, Upstream};
 use crate::corpus::Fixture;
 
@@ -155,33 +156,7 @@ impl Variants<'_, '_, '_> {
     /// the pointer's parent is not there.
     fn edit(&self, pointer: &str, new: Option<Value>) -> Option<Value> {
         let mut m = self.message.clone();
-        let (parent, name) = pointer.rsplit_once('/')?;
-        match m.pointer_mut(parent)? {
-            Value::Object(map) => {
-                let name = name.replace("~1", "/").replace("~0", "~");
-                match new {
-                    Some(new) => {
-                        map.insert(name, new);
-                    }
-                    None => {
-                        map.shift_remove(&name)?;
-                    }
-                }
-            }
-            Value::Array(items) => {
-                let index: usize = name.parse().ok()?;
-                match new {
-                    Some(new) if index == items.len() => items.push(new),
-                    Some(new) => *items.get_mut(index)? = new,
-                    None if index < items.len() => {
-                        items.remove(index);
-                    }
-                    None => return None,
-                }
-            }
-            _ => return None,
-        }
-        Some(m)
+        (!pointer.is_empty() && set_at(&mut m, pointer, new)).then_some(m)
     }
 
     /// The contract's text rule.

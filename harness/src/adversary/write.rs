@@ -5,8 +5,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 use super::{generate, CLASSES};
+use crate::base::subject::Subject;
 use crate::cases::{Expectation, Upstream};
-use crate::check::Subject;
 
 /// Which variants [`write_variants`] writes.
 #[derive(Debug, Clone, Default)]

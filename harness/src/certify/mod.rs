@@ -27,7 +27,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
 
-use crate::check::CheckError;
+use crate::base::error::CheckError;
+use crate::base::pointer::set_at;
 use crate::corpus::{find_corpus, Corpus};
 pub use semantic::Answer;
 pub use structural::diff;
@@ -35,7 +36,7 @@ pub use tools::{certify_tools_lists, ToolChange, ToolsCertificate};
 pub use vendor::certify_vendor;
 use view::FAILURE_CODE;
 pub use view::{Direction, View};
-use witness::{candidates, set_at, Judge};
+use witness::{candidates, Judge};
 
 /// How a change affects those who depend on the contract, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

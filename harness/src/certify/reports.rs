@@ -128,7 +128,7 @@ pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
             })
         })
         .collect();
-    let uri = crate::check::report::relative(file);
+    let uri = crate::base::report::relative(file);
     let results: Vec<Value> = certificates
         .iter()
         .flat_map(|c| c.changes.iter().map(move |x| (c, x)))
@@ -139,7 +139,7 @@ pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
                 Class::Compatible => "note",
             };
             let mut physical = json!({"artifactLocation": {"uri": uri}});
-            if let Some(line) = crate::check::report::line_of(file, &x.pointer) {
+            if let Some(line) = crate::base::report::line_of(file, &x.pointer) {
                 physical["region"] = json!({"startLine": line});
             }
             let witness = x.witness.as_ref().map_or(String::new(), |w| {
@@ -158,7 +158,7 @@ pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
             })
         })
         .collect();
-    crate::check::report::sarif_log("airlock certify", rules, results)
+    crate::base::report::sarif_log("airlock certify", rules, results)
 }
 
 /// The certificates as JUnit: a test suite per certificate (`classname` = the tool), a

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use super::values::{named, ValueSet};
 use super::{Change, Class, Evidence, View};
+use crate::base::pointer::parent_and_name;
 use crate::schema::schema_at;
 
 /// At most this many locations are compared (a recursive schema describes endless ones).
@@ -147,11 +148,6 @@ fn closed(schemas: &[&Value]) -> bool {
         s.get("additionalProperties") == Some(&Value::Bool(false))
             || s.get("unevaluatedProperties") == Some(&Value::Bool(false))
     })
-}
-
-pub(crate) fn parent_and_name(pointer: &str) -> (&str, String) {
-    let (parent, name) = pointer.rsplit_once('/').unwrap_or(("", pointer));
-    (parent, name.replace("~1", "/").replace("~0", "~"))
 }
 
 /// Annotations: they change no verdict.

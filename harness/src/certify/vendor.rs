@@ -16,7 +16,7 @@ use super::{
     candidates, compare, generate, replay, set_at, structural, Certificate, Change, Class,
     Evidence, View, Witness,
 };
-use crate::check::CheckError;
+use crate::base::error::CheckError;
 use crate::corpus::find_corpus;
 
 /// Documents probed per pointer (bases times edits).

@@ -163,7 +163,7 @@ impl Judge<'_> {
         let mut probe: Option<Option<(CompiledSchema, CompiledSchema)>> = None;
         // Bases lacking the change's parent get it built, from the version that should
         // accept the witness.
-        let (parent, _) = structural::parent_and_name(&change.pointer);
+        let (parent, _) = crate::base::pointer::parent_and_name(&change.pointer);
         let side = if change.class == Class::Breaking {
             od
         } else {
@@ -554,43 +554,6 @@ fn materialize_with(
         };
     }
     true
-}
-
-/// Set (or remove, `None`) the member or array item at `pointer`; false when its parent
-/// is not there.
-pub(super) fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
-    if pointer.is_empty() {
-        return match new {
-            Some(v) => {
-                *value = v;
-                true
-            }
-            None => false,
-        };
-    }
-    let (parent, name) = structural::parent_and_name(pointer);
-    match (value.pointer_mut(parent), new) {
-        (Some(Value::Object(map)), Some(v)) => {
-            map.insert(name, v);
-            true
-        }
-        (Some(Value::Object(map)), None) => map.shift_remove(&name).is_some(),
-        (Some(Value::Array(items)), edit) => {
-            let Ok(index) = name.parse::<usize>() else {
-                return false;
-            };
-            match edit {
-                Some(v) if index < items.len() => items[index] = v,
-                Some(v) if index == items.len() => items.push(v),
-                None if index < items.len() => {
-                    items.remove(index);
-                }
-                _ => return false,
-            }
-            true
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]

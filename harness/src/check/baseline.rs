@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::report::{FindingKind, Report};
+use crate::base::report::stable_location;
 
 /// A baseline file: `[[finding]]` entries.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -73,31 +74,6 @@ pub struct Applied {
     pub expired: Vec<Entry>,
     /// Entries that matched no finding.
     pub stale: Vec<Entry>,
-}
-
-/// `location` with every canary (a member name the adversary made from its seed, `zq`
-/// and 14 lower-case letters and digits) written `<canary>`, and a byte offset
-/// (`byte:N`, which random cases place by the seed) written `byte:*`: the same variant
-/// has the same location whatever the seed.
-pub fn stable_location(location: &str) -> String {
-    if location
-        .strip_prefix("byte:")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return "byte:*".to_owned();
-    }
-    let canary = |segment: &str| {
-        segment.len() == 16
-            && segment.starts_with("zq")
-            && segment[2..]
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    };
-    location
-        .split('/')
-        .map(|segment| if canary(segment) { "<canary>" } else { segment })
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// Placeholder reason of a written baseline: a reviewer replaces it.

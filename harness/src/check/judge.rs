@@ -5,11 +5,11 @@
 use airlock_guard::AgentValue;
 use serde_json::Value;
 
-use super::answer::{raw_text, Answer};
 use super::failure_kind;
 use super::report::FindingKind;
-use super::shape::{closed_shape, Forms};
 use crate::adapter::AdapterFailure;
+use crate::base::answer::{raw_text, Answer};
+use crate::base::shape::{closed_shape, Forms};
 use crate::cases::Case;
 
 /// The invariants of one case: shape, verdict, value, canaries. An answer given as bytes

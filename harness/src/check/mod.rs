@@ -2,25 +2,23 @@
 //! against the reference (the guard configured by the same contract). Findings are data;
 //! only a broken contract or corpus is an error.
 
-use airlock_guard::{AgentValue, Contract, Guard, Request};
+use airlock_guard::{AgentValue, Request};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
+pub use crate::base::error::CheckError;
+pub use crate::base::subject::{discover, Subject};
 use crate::cases::{Case, Expectation, Upstream};
-use crate::corpus::{find_corpus, Corpus, CorpusError};
 use report::{ContractReport, Finding, FindingKind, Report, Severity};
 
-pub(crate) mod answer;
 mod baseline;
 mod judge;
 pub mod report;
 mod reproduce;
-pub(crate) mod shape;
 mod shrink;
 
 pub use baseline::{Applied, Baseline, Entry as BaselineEntry, PLACEHOLDER_REASON, WRITTEN_DAYS};
@@ -47,134 +45,6 @@ pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 /// Reproducers written per contract, variant class and kind of (first) finding; the
 /// others are counted in [`ContractReport::reproducers_not_written`].
 pub const MAX_REPRODUCERS_PER_CLASS: usize = 5;
-
-/// Why a contract or its corpus cannot be checked, or the run's files written.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum CheckError {
-    /// The contract does not load.
-    Contract {
-        /// The contract folder.
-        dir: PathBuf,
-        /// Why.
-        source: airlock_guard::ContractError,
-    },
-    /// The contract's corpus cannot be found or read.
-    Corpus {
-        /// The contract folder.
-        dir: PathBuf,
-        /// Why.
-        source: CorpusError,
-    },
-    /// A folder of contracts holds none, or cannot be read.
-    NoContracts {
-        /// The folder.
-        dir: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// A reproducer, or a fuzz corpus file, could not be written or read.
-    Reproducer {
-        /// The file or folder.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl CheckError {
-    /// The folder or file at fault.
-    pub fn path(&self) -> &Path {
-        match self {
-            CheckError::Contract { dir, .. } | CheckError::NoContracts { dir, .. } => dir,
-            CheckError::Corpus { source, .. } => source.path(),
-            CheckError::Reproducer { path, .. } => path,
-        }
-    }
-}
-
-impl fmt::Display for CheckError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CheckError::Contract { dir, source } => write!(f, "{}: {source}", dir.display()),
-            CheckError::Corpus { dir, source } => {
-                write!(f, "the corpus of {}: {source}", dir.display())
-            }
-            CheckError::NoContracts { dir, reason }
-            | CheckError::Reproducer { path: dir, reason } => {
-                write!(f, "{}: {reason}", dir.display())
-            }
-        }
-    }
-}
-
-// The message holds the whole chain (the variants keep their cause as data): no
-// `source()`, so an error chain prints each piece once.
-impl std::error::Error for CheckError {}
-
-/// A contract with its corpus, ready to check.
-#[derive(Debug, Clone)]
-pub struct Subject {
-    /// The reference guard.
-    pub guard: Guard,
-    /// The fixtures.
-    pub corpus: Corpus,
-}
-
-impl Subject {
-    /// Load the contract in `dir` and its corpus (`../../corpora/<tool>`).
-    ///
-    /// # Errors
-    ///
-    /// When either cannot be loaded.
-    pub fn load(dir: &Path) -> Result<Self, CheckError> {
-        Self::load_with_corpus(dir, None)
-    }
-
-    /// Load the contract in `dir` and its corpus: `corpus` when given, else the one
-    /// beside the contract (see [`find_corpus`]).
-    ///
-    /// # Errors
-    ///
-    /// When either cannot be loaded; a missing corpus names the folders tried.
-    pub fn load_with_corpus(dir: &Path, corpus: Option<&Path>) -> Result<Self, CheckError> {
-        let contract = Contract::load(dir).map_err(|source| CheckError::Contract {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
-        let corpus = find_corpus(&contract, corpus).map_err(|source| CheckError::Corpus {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
-        Ok(Self {
-            guard: Guard::new(contract),
-            corpus,
-        })
-    }
-}
-
-/// Every contract folder under `schemas` (each holding a `contract.toml`), sorted.
-///
-/// # Errors
-///
-/// When the folder cannot be read or holds no contract.
-pub fn discover(schemas: &Path) -> Result<Vec<PathBuf>, CheckError> {
-    let err = |reason: String| CheckError::NoContracts {
-        dir: schemas.to_path_buf(),
-        reason,
-    };
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(schemas)
-        .map_err(|e| err(e.to_string()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join(airlock_guard::MANIFEST).is_file())
-        .collect();
-    dirs.sort();
-    if dirs.is_empty() {
-        return Err(err("no contract folders (with contract.toml) found".into()));
-    }
-    Ok(dirs)
-}
 
 /// Options of a check run.
 #[derive(Debug, Clone)]
@@ -505,7 +375,12 @@ pub(crate) fn run_cases(
             progress(Progress::Case);
             state.done += 1;
             report.cases += 1;
-            let findings = judge(case, reference, &actual, shape::Forms::of(guard.contract()));
+            let findings = judge(
+                case,
+                reference,
+                &actual,
+                crate::base::shape::Forms::of(guard.contract()),
+            );
             // A protocol violation restarts the adapter as a crash does: it counts.
             state.consecutive = if actual.is_err() {
                 state.consecutive + 1
@@ -796,7 +671,7 @@ pub(crate) fn judge_case(
         case,
         reference,
         actual,
-        shape::Forms::of(subject.guard.contract()),
+        crate::base::shape::Forms::of(subject.guard.contract()),
     )
 }
 

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::exit::Exit;
+use crate::base::report::{line_of, relative, sarif_log};
+pub use crate::base::report::{markdown_text, printable};
 
 /// What kind of invariant a finding breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -206,6 +207,17 @@ impl ContractReport {
     }
 }
 
+/// What a run concluded; the `airlock` binary maps it to its exit code (0, 1, 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No finding (at the severity asked for) and no contract error.
+    Clean,
+    /// At least one finding on the adapter that no baseline entry accepts.
+    Findings,
+    /// A contract or its corpus could not be checked.
+    ContractErrors,
+}
+
 /// A whole run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -238,23 +250,23 @@ impl Report {
         self.contracts.iter().map(|c| c.cases).sum()
     }
 
-    /// 2 for contract errors, 1 for findings, else 0.
-    pub fn exit(&self) -> Exit {
-        self.exit_failing_on(Severity::Availability)
+    /// What the run concluded: contract errors first, then findings, else clean.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict_failing_on(Severity::Availability)
     }
 
-    /// 2 for contract errors, 1 for findings of at least `fail_on` severity, else 0
+    /// What the run concluded, counting only findings of at least `fail_on` severity
     /// (`Severity::Error`: findings of availability alone are reported, not failed).
-    pub fn exit_failing_on(&self, fail_on: Severity) -> Exit {
+    pub fn verdict_failing_on(&self, fail_on: Severity) -> Verdict {
         if self.contract_errors().next().is_some() {
-            Exit::Usage
+            Verdict::ContractErrors
         } else if self
             .findings()
             .any(|f| f.severity >= fail_on && f.baselined.is_none())
         {
-            Exit::Findings
+            Verdict::Findings
         } else {
-            Exit::Success
+            Verdict::Clean
         }
     }
 
@@ -265,7 +277,7 @@ impl Report {
     ///
     /// When there is any finding or contract error.
     pub fn assert_clean(&self) {
-        if self.exit() != Exit::Success {
+        if self.verdict() != Verdict::Clean {
             panic!("airlock check found problems:\n{}", self.human(false));
         }
     }
@@ -359,10 +371,10 @@ impl Report {
         }
         let findings = self.findings().count();
         let errors = self.contract_errors().count();
-        let verdict = match self.exit() {
-            Exit::Success => paint("1;32", "clean"),
-            Exit::Findings => paint("1;31", "findings"),
-            _ => paint("1;31", "contract errors"),
+        let verdict = match self.verdict() {
+            Verdict::Clean => paint("1;32", "clean"),
+            Verdict::Findings => paint("1;31", "findings"),
+            Verdict::ContractErrors => paint("1;31", "contract errors"),
         };
         let _ = writeln!(
             out,
@@ -539,7 +551,7 @@ impl Report {
                         "{}\u{1}{}\u{1}{}\u{1}{}",
                         f.tool,
                         f.class,
-                        super::baseline::stable_location(&f.location),
+                        crate::base::report::stable_location(&f.location),
                         f.kind.as_str()
                     )
                     .as_bytes(),
@@ -635,10 +647,10 @@ impl Report {
     /// The Markdown rendering, for a pull-request comment.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
-        let status = match self.exit() {
-            Exit::Success => "✅ clean",
-            Exit::Findings => "❌ findings",
-            _ => "❌ contract errors",
+        let status = match self.verdict() {
+            Verdict::Clean => "✅ clean",
+            Verdict::Findings => "❌ findings",
+            Verdict::ContractErrors => "❌ contract errors",
         };
         let _ = writeln!(out, "### airlock check: {status}\n");
         let baselined = self.baselined();
@@ -697,96 +709,6 @@ impl Report {
         let _ = writeln!(out, "\n{} cases, seed {}.", self.cases(), self.seed);
         out
     }
-}
-
-/// A SARIF 2.1.0 log of one run of the tool `name` (`airlock`, `airlock lint`, …): its
-/// rules and results, pretty-printed.
-pub(crate) fn sarif_log(name: &str, rules: Vec<Value>, results: Vec<Value>) -> String {
-    let sarif = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": name,
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&sarif).unwrap_or_default()
-}
-
-/// `text` safe to print on a terminal: control characters (C0, DEL, C1: escape
-/// sequences, bells, carriage returns), bidirectional overrides and other invisible
-/// format characters are written as `\u{…}` escapes; a backslash is doubled so an
-/// escape cannot be forged.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    // One list of invisible characters: the one the guard refuses in command output.
-    let unsafe_char = |c: char| c.is_control() || c == '\\' || airlock_guard::invisible(c);
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if unsafe_char(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// `text` as literal Markdown in a table cell: [`printable`], then every character that
-/// Markdown or HTML would interpret (links, images, emphasis, code, tags, entities, the
-/// cell separator) escaped.
-pub fn markdown_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in printable(text).chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '|' | '#' | '!' | '~' | '{' | '}'
-            | '+' | '-' | '.' | ':' | '"' | '\'' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The line of `file` where the finding at instance `location` is best shown: 1 for a
-/// fixture (the whole response), the line of the member's schema in a schema file.
-pub(crate) fn line_of(file: &Path, location: &str) -> Option<usize> {
-    let name = file.file_name()?.to_str()?;
-    if !name.ends_with(".schema.json") {
-        return Some(1);
-    }
-    let source = std::fs::read(file).ok()?;
-    let positions = crate::lint::positions(&source);
-    let member = location.rsplit('/').next().filter(|m| !m.is_empty())?;
-    // The first `…/properties/<member>` in the schema text.
-    positions
-        .iter()
-        .filter(|(pointer, _)| pointer.ends_with(&format!("/properties/{member}")))
-        .map(|(_, (line, _))| *line)
-        .min()
-}
-
-/// A path relative to the working directory when it is inside it.
-pub(crate) fn relative(path: &Path) -> String {
-    let cwd = std::env::current_dir().ok();
-    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    cwd.and_then(|cwd| canonical.strip_prefix(cwd).ok().map(Path::to_path_buf))
-        .unwrap_or(canonical)
-        .to_string_lossy()
-        .replace('\\', "/")
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub(super) fn shrink(
                 &trial,
                 reference.agent(),
                 &actual,
-                super::shape::Forms::of(guard.contract()),
+                crate::base::shape::Forms::of(guard.contract()),
             )
             .iter()
             .any(|(k, _)| *k == kind)

@@ -1,9 +1,9 @@
 //! `airlock admit`: judge one response with the guard.
 
+use crate::cli::exit::Exit;
 use airlock_guard::{Contract, Guard, Request};
+use airlock_harness::check::report::printable;
 use airlock_harness::corpus::{corpus_dir, read_request};
-use airlock_harness::exit::Exit;
-use airlock_harness::report::printable;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 

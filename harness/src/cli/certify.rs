@@ -1,12 +1,12 @@
 //! `airlock certify`: certify a schema version change of a contract, of two schema files,
 //! or of two saved MCP tools lists.
 
+use crate::cli::exit::Exit;
 use airlock_guard::Contract;
 use airlock_harness::certify::{
     certify_contract, certify_files, certify_tools_lists, certify_vendor, reports, Certificate,
     Class, ToolsCertificate,
 };
-use airlock_harness::exit::Exit;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 

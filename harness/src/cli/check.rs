@@ -1,14 +1,15 @@
 //! `airlock check`: fixtures and adversarial cases through an adapter, judged against
 //! the guard.
 
-use airlock_harness::adapter::{self, Adapter, ExecAdapter, GuardAdapter};
+use crate::cli::exit::Exit;
+use airlock_harness::check::report::{printable, Report, Severity};
 use airlock_harness::check::Baseline;
 use airlock_harness::check::{
     discover, replay, run, CheckOptions, Progress, Reproducer, Shard, Subject,
     DEFAULT_RANDOM_CASES, MAX_RANDOM_CASES,
 };
-use airlock_harness::exit::Exit;
-use airlock_harness::report::{printable, Report, Severity};
+use airlock_harness::exec;
+use airlock_harness::{Adapter, ExecAdapter, GuardAdapter};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -290,7 +291,7 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
             source: std::io::Error::other(e.to_string()),
         })?
     };
-    if adapter::stopping() {
+    if exec::stopping() {
         // SIGINT/SIGTERM arrived and killed the adapters under the run: the handler exits
         // 130/143 now; no report of a run cut short, no exit of ours first.
         loop {
@@ -317,10 +318,12 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     if !args.quiet {
         err!("{}", report.summary(&written));
     }
-    let exit = report.exit_failing_on(match args.fail_on {
-        FailOn::Error => Severity::Error,
-        FailOn::Availability => Severity::Availability,
-    });
+    let exit: Exit = report
+        .verdict_failing_on(match args.fail_on {
+            FailOn::Error => Severity::Error,
+            FailOn::Availability => Severity::Availability,
+        })
+        .into();
     let Some(applied) = applied else {
         return Ok(exit);
     };
@@ -382,7 +385,7 @@ fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()>
 /// An exec adapter whose waits end with the run's bound; on Linux this process adopts
 /// the adapters' orphans so that a descendant that left the group is killed too.
 fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> ExecAdapter {
-    if let Err(e) = adapter::adopt_orphans() {
+    if let Err(e) = exec::adopt_orphans() {
         errln!("airlock check: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
     let adapter = ExecAdapter::new(command, timeout);

@@ -1,11 +1,11 @@
 //! `airlock fuzz`: the guard's fuzz targets in process, on stable Rust.
 
-use airlock_harness::adapter::{self, ExecAdapter};
+use crate::cli::exit::Exit;
 use airlock_harness::check::discover;
-use airlock_harness::exit::Exit;
+use airlock_harness::check::report::printable;
 use airlock_harness::fuzz::adapter::{write_finding, AdapterFuzzer};
 use airlock_harness::fuzz::{BlackBoxOptions, FuzzOptions, Fuzzer, Target};
-use airlock_harness::report::printable;
+use airlock_harness::{exec, ExecAdapter};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -211,7 +211,7 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     let Some(command) = &args.adapter_cmd else {
         anyhow::bail!("--for-adapter needs --write-corpus or --replay");
     };
-    if let Err(e) = adapter::adopt_orphans() {
+    if let Err(e) = exec::adopt_orphans() {
         errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
     super::stop_on_signals("fuzz")?;

@@ -1,9 +1,9 @@
 //! `airlock guard`: serve the exec protocol with the guard, as a sidecar.
 
+use crate::cli::exit::Exit;
 use airlock_guard::{Contract, Guard};
 use airlock_harness::check::discover;
 use airlock_harness::exec::protocol::serve;
-use airlock_harness::exit::Exit;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 

@@ -1,8 +1,8 @@
 //! `airlock init`: scaffold a contract from sample responses.
 
-use airlock_harness::exit::Exit;
+use crate::cli::exit::Exit;
+use airlock_harness::check::report::printable;
 use airlock_harness::init::{init, InitError, InitOptions};
-use airlock_harness::report::printable;
 use anyhow::Result;
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! `airlock lint`: static checks of contracts' schemas.
 
+use crate::cli::exit::Exit;
 use airlock_harness::check::discover;
-use airlock_harness::exit::Exit;
 use airlock_harness::lint::{lint_contract, lint_schema_file, LintFinding, Severity, RULES};
 use anyhow::{bail, Result};
 use std::path::PathBuf;

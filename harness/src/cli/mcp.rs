@@ -1,6 +1,6 @@
 //! `airlock mcp`: MCP tool contracts from a server's `tools/list`, and the stdio proxy.
 
-use airlock_harness::exit::Exit;
+use crate::cli::exit::Exit;
 use anyhow::Result;
 
 /// MCP servers: import their tools as contracts, or guard them as a stdio proxy.

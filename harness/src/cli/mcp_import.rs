@@ -1,11 +1,11 @@
 //! `airlock mcp import`: one contract per MCP tool with an outputSchema, from saved
 //! `tools/list` answers or a live stdio server.
 
-use airlock_harness::exit::Exit;
+use crate::cli::exit::Exit;
+use airlock_harness::check::report::printable;
 use airlock_harness::mcp::import::{
     import, read_files, read_server, ImportError, ImportOptions, Outcome,
 };
-use airlock_harness::report::printable;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! `airlock mcp proxy`: the stdio MCP proxy a host launches in place of the server.
 
+use crate::cli::exit::Exit;
 use airlock_guard::{Contract, Guard};
-use airlock_harness::exit::Exit;
 use airlock_harness::mcp::proxy::{
     Ending, Mode, Proxy, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RECORD_MAX,
     MAX_MESSAGE_BYTES_CEILING,

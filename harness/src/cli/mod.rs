@@ -32,6 +32,7 @@ macro_rules! err {
 pub mod admit;
 pub mod certify;
 pub mod check;
+pub mod exit;
 pub mod fuzz;
 pub mod guard;
 pub mod init;
@@ -127,11 +128,11 @@ pub(crate) fn stop_on_signals(command: &'static str) -> anyhow::Result<()> {
         .context("installing the SIGINT/SIGTERM handler")?;
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            airlock_harness::adapter::kill_all_adapters();
+            airlock_harness::exec::kill_all_adapters();
             let (exit, name) = if signal == SIGINT {
-                (airlock_harness::exit::Exit::Interrupted, "SIGINT")
+                (crate::cli::exit::Exit::Interrupted, "SIGINT")
             } else {
-                (airlock_harness::exit::Exit::Terminated, "SIGTERM")
+                (crate::cli::exit::Exit::Terminated, "SIGTERM")
             };
             // (A closed stderr must not stop the exit: no eprintln! panic here.)
             let _ = writeln!(

@@ -1,9 +1,9 @@
 //! `airlock mutate`: write the adversary's variants as raw files plus a manifest, for
 //! seeding fuzzers and for reading what the adversary does.
 
+use crate::cli::exit::Exit;
 use airlock_harness::adversary::{write_variants, MutateOptions, CLASSES};
 use airlock_harness::check::Subject;
-use airlock_harness::exit::Exit;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 

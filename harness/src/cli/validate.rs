@@ -1,6 +1,6 @@
 //! `airlock validate`: strict parse and schema on standalone files.
 
-use airlock_harness::exit::Exit;
+use crate::cli::exit::Exit;
 use airlock_harness::validate::{InstanceVerdict, ValidateOptions, Validation, DEFAULT_MAX_DEPTH};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -47,7 +47,7 @@ pub fn run(args: ValidateArgs) -> Result<Exit> {
         let verdict = validation.instance(path);
         // The diagnostic may quote the instance: escaped for a terminal, as every report.
         let line = format!("{}: {verdict}", path.display());
-        outln!("{}", airlock_harness::report::printable(&line))?;
+        outln!("{}", airlock_harness::check::report::printable(&line))?;
         exit = match (&verdict, exit) {
             (InstanceVerdict::Unreadable(_), _) | (_, Exit::Usage) => Exit::Usage,
             (InstanceVerdict::Invalid(_), _) => Exit::Findings,

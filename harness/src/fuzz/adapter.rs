@@ -34,9 +34,10 @@ use super::spans::{encode, escape, line_starts, nth_key, pick, value_spans};
 use super::Edit;
 use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
+use crate::base::{error::CheckError, subject::Subject};
 use crate::cases::{fnv1a, structural_boundaries, Case, Expectation, Rng, Upstream};
 use crate::check::report::FindingKind;
-use crate::check::{judge_case, CheckError, Reproducer, Subject};
+use crate::check::{judge_case, Reproducer};
 
 /// The most edits one input applies.
 pub const MAX_EDITS: usize = 8;
@@ -214,7 +215,7 @@ impl fmt::Display for AdapterFinding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "case {}:", self.reproducer.case.id)?;
         for (kind, message) in &self.findings {
-            let message = crate::report::printable(message);
+            let message = crate::base::report::printable(message);
             let cut: String = message.chars().take(400).collect();
             write!(f, "\n  {}: {cut}", kind.as_str())?;
         }

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 use super::{Fuzzer, Violation};
+use crate::base::shape::Forms;
 use crate::cases::structural_boundaries;
-use crate::check::shape::Forms;
 
 /// The canary the `answer` target's tokens carry.
 pub const ANSWER_CANARY: &str = "zqanswercanary01";
@@ -132,7 +132,7 @@ type AnswerJudge = dyn Fn(
     &AgentValue,
     &crate::adapter::Answer,
     Forms,
-) -> Vec<(crate::report::FindingKind, String)>;
+) -> Vec<(crate::check::report::FindingKind, String)>;
 
 /// The bytes an adapter answers with when it answers exactly the reference: the closed
 /// envelope, or for an MCP tool contract the fresh `CallToolResult` (the envelope form is
@@ -288,7 +288,7 @@ mod tests {
             let bytes = answer.raw().unwrap_or_default();
             match serde_json::from_slice::<Value>(bytes) {
                 Ok(value) if value == reference.to_json() => Vec::new(),
-                _ => vec![(crate::report::FindingKind::Value, "differs".into())],
+                _ => vec![(crate::check::report::FindingKind::Value, "differs".into())],
             }
         };
         let finding = answer_run(&fuzzer(), lenient).finding.expect("a violation");

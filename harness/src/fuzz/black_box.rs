@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use super::adapter::{AdapterFinding, AdapterFuzzer, Prepared, Signal};
 use crate::adapter::Adapter;
+use crate::base::error::CheckError;
 use crate::cases::{fnv1a, Rng, Upstream};
 use crate::check::report::FindingKind;
-use crate::check::{shrink_case, CheckError};
+use crate::check::shrink_case;
 
 /// A black-box run.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use airlock_guard::InputKind;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-use crate::check::Subject;
+use crate::base::subject::Subject;
 
 /// A fuzz dictionary: distinct words, in a stable order; the contracts' own, and the
 /// edges every contract shares.

@@ -42,8 +42,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::adversary;
+use crate::base::{error::CheckError, subject::Subject};
 use crate::cases::{structural_boundaries, Rng, Upstream};
-use crate::check::{CheckError, Subject};
 
 pub use answer::{AnswerChain, AnswerEdit, ANSWER_CANARY};
 

@@ -14,11 +14,10 @@ use serde_json::Value;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-mod positions;
 mod rules;
 mod upstream;
 
-pub use positions::positions;
+pub use crate::base::pointer::positions;
 use rules::Linter;
 
 /// How serious a finding is: errors fail `airlock lint`, warnings only with `--strict`.
@@ -382,7 +381,7 @@ pub fn sarif(findings: &[LintFinding]) -> String {
     let results: Vec<Value> = findings
         .iter()
         .map(|f| {
-            let uri = crate::check::report::relative(&f.file);
+            let uri = crate::base::report::relative(&f.file);
             let fingerprint = airlock_guard::sha256_hex(
                 format!("{}\u{1}{uri}\u{1}{}", f.rule, f.pointer).as_bytes(),
             );
@@ -412,5 +411,5 @@ pub fn sarif(findings: &[LintFinding]) -> String {
             result
         })
         .collect();
-    crate::check::report::sarif_log("airlock lint", rules, results)
+    crate::base::report::sarif_log("airlock lint", rules, results)
 }

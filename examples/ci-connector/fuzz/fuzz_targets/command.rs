@@ -3,8 +3,8 @@
 
 mod common;
 
-use airlock_harness::adapter::replaying;
-use airlock_harness::fuzz::adapter::{adapter, AdapterFuzzer};
+use airlock_harness::replaying;
+use airlock_harness::{fuzz_adapter, AdapterFuzzer};
 use ci_connector::GitBranchHead;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -23,5 +23,5 @@ fn state() -> &'static (AdapterFuzzer, GitBranchHead) {
 fuzz_target!(|data: &[u8]| {
     let (fuzzer, head) = state();
     let mut judged = replaying(|request, upstream| head.judge().replay(request, upstream));
-    adapter(fuzzer, &mut judged, data);
+    fuzz_adapter(fuzzer, &mut judged, data);
 });

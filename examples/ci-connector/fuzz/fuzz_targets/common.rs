@@ -1,6 +1,6 @@
 //! What both targets share: where the contracts are, and the fuzzer of one.
 
-use airlock_harness::fuzz::adapter::AdapterFuzzer;
+use airlock_harness::AdapterFuzzer;
 use std::path::PathBuf;
 
 /// A contract folder: under `$AIRLOCK_FUZZ_SCHEMAS`, else `schemas/` beside the

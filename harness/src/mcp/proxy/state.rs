@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::record::{Recorded, RecordedCall, Recorder};
 use super::{Event, Mode, Unguarded, NOTE_CHARS, SERVER_EXITED};
-use crate::report::printable;
+use crate::base::report::printable;
 
 /// What the pumps share.
 pub(super) struct Shared {
@@ -183,7 +183,7 @@ impl Shared {
     }
 
     pub(super) fn answer_result(&self, id: &Value, agent: &AgentValue, modern: bool) {
-        let result = crate::check::shape::call_tool_result_for(agent, modern);
+        let result = crate::base::shape::call_tool_result_for(agent, modern);
         self.to_client(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
 

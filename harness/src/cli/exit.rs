@@ -1,4 +1,7 @@
-//! The process exit codes of `airlock`, one enum for every command.
+//! The process exit codes of `airlock`, one enum for every command: the binary's, not
+//! the library's (the library says what a run concluded, [`Verdict`]).
+
+use airlock_harness::Verdict;
 
 /// How `airlock` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,5 +31,16 @@ pub enum Exit {
 impl From<Exit> for std::process::ExitCode {
     fn from(exit: Exit) -> Self {
         std::process::ExitCode::from(exit as u8)
+    }
+}
+
+impl From<Verdict> for Exit {
+    /// 0 clean, 1 findings, 2 contract errors.
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Clean => Exit::Success,
+            Verdict::Findings => Exit::Findings,
+            Verdict::ContractErrors => Exit::Usage,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Where each value of a JSON text starts (line and column), by JSON pointer: findings
 //! are located in the schema file as written.
 
+use serde_json::Value;
 use std::collections::HashMap;
 
 use crate::cases::escape_token;
@@ -116,4 +117,47 @@ pub fn positions(source: &[u8]) -> HashMap<String, (usize, usize)> {
         i += 1;
     }
     out
+}
+
+/// The parent pointer of `pointer` and its last token, unescaped.
+pub(crate) fn parent_and_name(pointer: &str) -> (&str, String) {
+    let (parent, name) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+    (parent, name.replace("~1", "/").replace("~0", "~"))
+}
+
+/// Set (or remove, `None`) the member or array item at `pointer`; false when its parent
+/// is not there.
+pub(crate) fn set_at(value: &mut Value, pointer: &str, new: Option<Value>) -> bool {
+    if pointer.is_empty() {
+        return match new {
+            Some(v) => {
+                *value = v;
+                true
+            }
+            None => false,
+        };
+    }
+    let (parent, name) = parent_and_name(pointer);
+    match (value.pointer_mut(parent), new) {
+        (Some(Value::Object(map)), Some(v)) => {
+            map.insert(name, v);
+            true
+        }
+        (Some(Value::Object(map)), None) => map.shift_remove(&name).is_some(),
+        (Some(Value::Array(items)), edit) => {
+            let Ok(index) = name.parse::<usize>() else {
+                return false;
+            };
+            match edit {
+                Some(v) if index < items.len() => items[index] = v,
+                Some(v) if index == items.len() => items.push(v),
+                None if index < items.len() => {
+                    items.remove(index);
+                }
+                _ => return false,
+            }
+            true
+        }
+        _ => false,
+    }
 }
