@@ -37,10 +37,7 @@ fn adapter_fuzz(c: &mut Criterion) {
         });
     });
     group.bench_function("http_adapter_in_process", |b| {
-        let options = RunOptions {
-            runs: INPUTS,
-            ..RunOptions::default()
-        };
+        let options = RunOptions::default().runs(INPUTS);
         b.iter(|| {
             let run = adapter_fuzzer.run(
                 &mut replaying(|request, upstream| connector.judge().replay(request, upstream)),

@@ -34,11 +34,12 @@
 //! * to check: [`Check`] (the run, a builder), [`Adapter`] (what you implement, or
 //!   [`replaying`] around your crate's judging path, or [`ExecAdapter`] for a program
 //!   speaking the exec protocol, or [`GuardAdapter`] for the guard itself), [`Answer`],
-//!   [`AdapterFailure`], [`Upstream`];
+//!   [`AdapterFailure`], [`Upstream`]; a case is a [`Case`] with its [`Expectation`];
 //! * what a run found: [`Report`], [`ContractReport`], [`Finding`], [`FindingKind`],
-//!   [`Severity`], [`Verdict`], and [`CheckError`] when a contract cannot be checked;
-//! * to fuzz the adapter: [`AdapterFuzzer`], [`RunOptions`], [`fuzz_adapter`] (a
-//!   libFuzzer target's body).
+//!   [`Severity`], [`Verdict`], [`ClassSummary`], [`Reproducer`], [`Shard`], and
+//!   [`CheckError`] when a contract cannot be checked;
+//! * to fuzz the adapter: [`AdapterFuzzer`], [`RunOptions`], [`Run`], [`AdapterFinding`],
+//!   [`Dictionary`], [`fuzz_adapter`] (a libFuzzer target's body).
 //!
 //! The modules themselves are the `airlock` binary's and Airlock's own tests': they are
 //! hidden from these docs and may change in any release.
@@ -83,8 +84,12 @@ pub mod mcp;
 pub use adapter::{replaying, Adapter, AdapterFailure, GuardAdapter, Replaying};
 pub use base::answer::Answer;
 pub use base::error::CheckError;
-pub use cases::Upstream;
-pub use check::report::{ContractReport, Finding, FindingKind, Report, Severity, Verdict};
+pub use cases::{Case, Expectation, Upstream};
+pub use check::report::{
+    ClassSummary, ContractReport, Finding, FindingKind, Report, Severity, Verdict,
+};
 pub use check::{Check, Reproducer, Shard};
+pub use corpus::CorpusError;
 pub use exec::ExecAdapter;
 pub use fuzz::adapter::{adapter as fuzz_adapter, AdapterFinding, AdapterFuzzer, Run, RunOptions};
+pub use fuzz::Dictionary;

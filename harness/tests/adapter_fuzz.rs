@@ -184,10 +184,7 @@ fn missed_by_check_found_by_fuzz(tool: &str, defect: Subtle) -> Result<u64, Stri
         return Err(format!("check already catches it: {}", finding.message));
     }
     let fuzzer = AdapterFuzzer::load(&[contract_dir(tool)]).unwrap();
-    let options = RunOptions {
-        runs: BUDGET,
-        ..RunOptions::default()
-    };
+    let options = RunOptions::default().runs(BUDGET);
     let run = fuzzer.run(&mut Lax::new(tool, defect), &options);
     let Some((_, finding)) = run.finding else {
         return Err(format!("not found in {BUDGET} inputs"));
@@ -298,10 +295,7 @@ fn the_correct_adapter_runs_the_same_budget_clean() {
                 guards: GuardAdapter::new([guard(tool)]),
                 rewrite,
             };
-            let options = RunOptions {
-                runs: BUDGET,
-                ..RunOptions::default()
-            };
+            let options = RunOptions::default().runs(BUDGET);
             let run = fuzzer.run(&mut correct, &options);
             assert!(
                 run.finding.is_none(),

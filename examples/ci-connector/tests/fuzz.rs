@@ -16,10 +16,7 @@ fn the_http_adapter_fuzzes_clean() {
     let tool = "ci_pipeline_status";
     let connector = CiConnector::new("http://127.0.0.1:9", crate::contract(tool)).unwrap();
     let fuzzer = AdapterFuzzer::load(&[crate::contract(tool)]).unwrap();
-    let options = RunOptions {
-        runs: RUNS,
-        ..RunOptions::default()
-    };
+    let options = RunOptions::default().runs(RUNS);
     let run = fuzzer.run(
         &mut replaying(|request, upstream| connector.judge().replay(request, upstream)),
         &options,
@@ -34,10 +31,7 @@ fn the_command_adapter_fuzzes_clean() {
     let repo = tempfile::tempdir().unwrap();
     let head = GitBranchHead::new(repo.path(), crate::contract(tool)).unwrap();
     let fuzzer = AdapterFuzzer::load(&[crate::contract(tool)]).unwrap();
-    let options = RunOptions {
-        runs: RUNS,
-        ..RunOptions::default()
-    };
+    let options = RunOptions::default().runs(RUNS);
     let run = fuzzer.run(
         &mut replaying(|request, upstream| head.judge().replay(request, upstream)),
         &options,

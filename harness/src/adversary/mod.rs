@@ -119,6 +119,57 @@ pub fn applies(class: &str, kind: &str) -> bool {
     kind != "lines" || LINES_CLASSES.contains(&class)
 }
 
+/// One variant class at work on one fixture: where its cases go, and the class and the
+/// fixture every case it pushes is filed under (the MCP, vendor and command-output
+/// variants each build on it).
+struct Family<'b, 'c, 'f> {
+    b: &'b mut Builder<'c>,
+    fixture: &'f Fixture,
+    class: &'static str,
+}
+
+impl Family<'_, '_, '_> {
+    /// Canary `n` of the class's case at `location`.
+    fn canary(&self, location: &str, n: u32) -> String {
+        self.b.canary(self.class, &self.fixture.name, location, n)
+    }
+
+    /// A case of the class: `bytes` as the upstream's body answering `request`.
+    fn push_body(
+        &mut self,
+        location: &str,
+        suffix: &str,
+        request: &Request,
+        bytes: Vec<u8>,
+        canaries: Vec<String>,
+        expect: Expectation,
+    ) {
+        self.b.push(
+            self.class,
+            Some(&self.fixture.name),
+            location,
+            suffix,
+            request,
+            Upstream::Body(bytes),
+            canaries,
+            expect,
+        );
+    }
+
+    /// A case of the class: `bytes` as the upstream's body answering the fixture's request.
+    fn push(
+        &mut self,
+        location: &str,
+        suffix: &str,
+        bytes: impl Into<Vec<u8>>,
+        canaries: Vec<String>,
+        expect: Expectation,
+    ) {
+        let request = self.fixture.request.clone();
+        self.push_body(location, suffix, &request, bytes.into(), canaries, expect);
+    }
+}
+
 struct Builder<'a> {
     seed: u64,
     contract: &'a Contract,

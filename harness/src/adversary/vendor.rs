@@ -10,8 +10,8 @@
 use airlock_guard::{FailureRule, InputKind, Mapping, Normalise, VendorInput};
 use serde_json::{json, Map, Value};
 
-use super::Builder;
-use crate::cases::{escape_token, member_pointers, splice, Expectation, Upstream};
+use super::{Builder, Family};
+use crate::cases::{escape_token, member_pointers, splice, Expectation};
 use crate::corpus::Fixture;
 
 /// Every `vendor-*` class for one accepted document.
@@ -20,11 +20,13 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, doc: &Value) {
         return;
     };
     let mut v = Variants {
-        b,
+        f: Family {
+            b,
+            fixture,
+            class: "",
+        },
         vendor,
-        fixture,
         doc,
-        class: "",
     };
     v.unmapped();
     v.near_names();
@@ -33,11 +35,9 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, doc: &Value) {
 }
 
 struct Variants<'b, 'c, 'f> {
-    b: &'b mut Builder<'c>,
+    f: Family<'b, 'c, 'f>,
     vendor: &'c VendorInput,
-    fixture: &'f Fixture,
     doc: &'f Value,
-    class: &'static str,
 }
 
 /// `doc` with the member at `pointer` set to `new` (`None`: removed); `None` when its
@@ -139,31 +139,10 @@ fn near_spellings(name: &str) -> Vec<(&'static str, String)> {
 }
 
 impl Variants<'_, '_, '_> {
-    fn canary(&self, location: &str, n: u32) -> String {
-        self.b.canary(self.class, &self.fixture.name, location, n)
-    }
-
     fn push_value(&mut self, location: &str, suffix: &str, doc: &Value, canaries: Vec<String>) {
-        self.push_bytes(
-            location,
-            suffix,
-            serde_json::to_vec(doc).unwrap_or_default(),
-            canaries,
-        );
-    }
-
-    fn push_bytes(&mut self, location: &str, suffix: &str, bytes: Vec<u8>, canaries: Vec<String>) {
-        let request = self.fixture.request.clone();
-        self.b.push(
-            self.class,
-            Some(&self.fixture.name),
-            location,
-            suffix,
-            &request,
-            Upstream::Body(bytes),
-            canaries,
-            Expectation::Reference,
-        );
+        let bytes = serde_json::to_vec(doc).unwrap_or_default();
+        self.f
+            .push(location, suffix, bytes, canaries, Expectation::Reference);
     }
 
     /// The mappings whose source member this document has.
@@ -179,7 +158,7 @@ impl Variants<'_, '_, '_> {
     /// canary string, and every unmapped object given a canary member: admitted or not,
     /// the canary never reaches the agent.
     fn unmapped(&mut self) {
-        self.class = "vendor-unmapped";
+        self.f.class = "vendor-unmapped";
         let mapped: Vec<String> = self
             .vendor
             .map
@@ -197,7 +176,7 @@ impl Variants<'_, '_, '_> {
             if on_mapped_path(&location) {
                 continue;
             }
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             if let Some(d) = edit(self.doc, &location, Some(Value::String(token.clone()))) {
                 self.push_value(&location, "canary_value", &d, vec![token]);
             }
@@ -209,7 +188,7 @@ impl Variants<'_, '_, '_> {
     /// must fail closed) and beside it with a canary value (never mapped); the member
     /// renamed to a canary name.
     fn near_names(&mut self) {
-        self.class = "vendor-near-name";
+        self.f.class = "vendor-near-name";
         let present: Vec<Mapping> = self.present().into_iter().cloned().collect();
         for mapping in present {
             let location = mapping.from.as_str().to_owned();
@@ -219,7 +198,7 @@ impl Variants<'_, '_, '_> {
             let parent = location
                 .rsplit_once('/')
                 .map_or(String::new(), |(p, _)| p.to_owned());
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             for (kind, spelled) in near_spellings(&name) {
                 if let Some(d) = renamed(self.doc, &location, &spelled) {
                     self.push_value(&location, &format!("{kind}:instead"), &d, vec![]);
@@ -234,7 +213,7 @@ impl Variants<'_, '_, '_> {
                     );
                 }
             }
-            let other = self.canary(&location, 1);
+            let other = self.f.canary(&location, 1);
             if let Some(d) = renamed(self.doc, &location, &other) {
                 self.push_value(&location, "renamed_canary", &d, vec![other]);
             }
@@ -247,14 +226,14 @@ impl Variants<'_, '_, '_> {
     /// epoch seconds (a number and a string) or with a space for `T`; any value in an
     /// array (with a canary beside it) or an object, null, a boolean.
     fn coerced(&mut self) {
-        self.class = "vendor-coerce";
+        self.f.class = "vendor-coerce";
         let present: Vec<Mapping> = self.present().into_iter().cloned().collect();
         for mapping in present {
             let location = mapping.from.as_str().to_owned();
             let Some(original) = mapping.from.resolve(self.doc).cloned() else {
                 continue;
             };
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let mut values: Vec<(String, Value, Vec<String>)> = vec![
                 ("array".into(), json!([original.clone()]), vec![]),
                 (
@@ -348,7 +327,13 @@ impl Variants<'_, '_, '_> {
             }
             for (kind, text) in raw {
                 if let Some(bytes) = splice(self.doc, &location, text.as_bytes()) {
-                    self.push_bytes(&location, &format!("raw:{kind}"), bytes, vec![]);
+                    self.f.push(
+                        &location,
+                        &format!("raw:{kind}"),
+                        bytes,
+                        vec![],
+                        Expectation::Reference,
+                    );
                 }
             }
         }
@@ -359,11 +344,11 @@ impl Variants<'_, '_, '_> {
     /// nearly equal (re-cased, padded, a prefix, a number, null) and the matched member
     /// beside mapped members.
     fn failure_edges(&mut self) {
-        self.class = "vendor-failure";
+        self.f.class = "vendor-failure";
         let rules: Vec<FailureRule> = self.vendor.failure.clone();
         for (i, rule) in rules.iter().enumerate() {
             let location = rule.at.as_str().to_owned();
-            let token = self.canary(&location, i as u32);
+            let token = self.f.canary(&location, i as u32);
             match rule.at.resolve(self.doc) {
                 None => {
                     let (value, canaries) = match &rule.equals {
@@ -419,7 +404,7 @@ impl Variants<'_, '_, '_> {
             let mut canaries = Vec::new();
             for (n, mapping) in self.vendor.map.iter().enumerate() {
                 let location = mapping.from.as_str().to_owned();
-                let token = self.canary(&location, 100 + n as u32);
+                let token = self.f.canary(&location, 100 + n as u32);
                 let (parent, name) = location.rsplit_once('/').unwrap_or(("", ""));
                 if let Some(Value::Object(map)) = d.pointer_mut(parent) {
                     let name = name.replace("~1", "/").replace("~0", "~");

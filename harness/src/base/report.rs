@@ -120,3 +120,60 @@ pub fn stable_location(location: &str) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+/// `text` as a Markdown code span for a table cell: [`printable`], the cell separator
+/// escaped, and fenced by more backticks than any run inside it, so nothing in it can
+/// end the span, the cell or the row. A plain name comes out as `` `name` ``.
+pub fn code_span(text: &str) -> String {
+    let text = printable(text).replace('|', "\\|");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    if longest == 0 {
+        return format!("`{text}`");
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {text} {fence}")
+}
+
+/// Prose in a Markdown table cell: [`printable`], with the cell separator and HTML's
+/// `<`, `>` and `&` escaped (no tag, entity or extra column). Plain prose is unchanged;
+/// [`markdown_text`] is for text that must render literally.
+pub fn cell_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in printable(text).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_span_cannot_be_ended_by_what_it_holds() {
+        assert_eq!(code_span("review_status"), "`review_status`");
+        assert_eq!(code_span("a`b"), "`` a`b ``");
+        assert_eq!(code_span("``x"), "``` ``x ```");
+        // The cell separator and a line break cannot end the cell or the row.
+        assert_eq!(code_span("a|b\nc"), "`a\\|b\\u{a}c`");
+        assert_eq!(code_span("\u{202e}x"), "`\\u{202e}x`");
+    }
+
+    #[test]
+    fn cell_text_keeps_prose_and_refuses_tags_and_columns() {
+        assert_eq!(
+            cell_text("member /status: type changed."),
+            "member /status: type changed."
+        );
+        assert_eq!(
+            cell_text("<img src=x> | a & b"),
+            "&lt;img src=x&gt; \\| a &amp; b"
+        );
+    }
+}

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{Certificate, Class};
+use crate::base::report::{cell_text, code_span};
 
 impl Certificate {
     /// The certificate as pretty JSON.
@@ -24,19 +25,15 @@ impl Certificate {
                 .or_else(|| {
                     v.get("vendor_schema")
                         .and_then(Value::as_str)
-                        .map(|f| format!("vendor schema `{f}`"))
+                        .map(|f| format!("vendor schema {}", code_span(f)))
                 })
-                .or_else(|| {
-                    v.get("path")
-                        .and_then(Value::as_str)
-                        .map(|p| format!("`{p}`"))
-                })
+                .or_else(|| v.get("path").and_then(Value::as_str).map(code_span))
                 .unwrap_or_default()
         };
         let _ = writeln!(
             out,
-            "# Certificate: `{}` {} → {}\n\n**Verdict: {}** (evidence: {})\n\n| | schema | SHA-256 |\n|---|---|---|\n| from | {} | `{}` |\n| to | {} | `{}` |\n",
-            self.tool,
+            "# Certificate: {} {} → {}\n\n**Verdict: {}** (evidence: {})\n\n| | schema | SHA-256 |\n|---|---|---|\n| from | {} | `{}` |\n| to | {} | `{}` |\n",
+            code_span(&self.tool),
             side(&self.from),
             side(&self.to),
             self.verdict.as_str(),
@@ -61,18 +58,19 @@ impl Certificate {
                 || "none".to_owned(),
                 |w| {
                     let isolated = if w.isolated { "" } else { " (not isolated)" };
-                    format!("{}{isolated}: `{}`", w.accepted_by, w.instance)
+                    let instance = code_span(&w.instance.to_string());
+                    format!("{}{isolated}: {instance}", w.accepted_by)
                 },
             );
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 c.class.as_str(),
                 c.kind,
-                c.pointer,
-                c.detail.replace('|', "\\|"),
+                code_span(&c.pointer),
+                cell_text(&c.detail),
                 c.evidence.as_str(),
-                witness.replace('|', "\\|")
+                witness
             );
         }
         if self.fixtures.is_empty() {
@@ -87,8 +85,8 @@ impl Certificate {
             let mark = if f.old == f.new { "" } else { " **changed**" };
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {}{mark} |",
-                f.fixture,
+                "| {} | {} | {}{mark} |",
+                code_span(&f.fixture),
                 verdict(f.old),
                 verdict(f.new)
             );

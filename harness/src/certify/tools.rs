@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{compare, Certificate, Class, Direction, View};
+use crate::base::report::code_span;
 
 /// A saved tools list larger than this is refused.
 pub const MAX_TOOLS_LIST_BYTES: u64 = 16 * 1024 * 1024;
@@ -202,20 +203,24 @@ impl ToolsCertificate {
         );
         for c in &self.added {
             out.push_str(&format!(
-                "| `{}` | added ({}) |\n",
-                c.tool,
+                "| {} | added ({}) |\n",
+                code_span(&c.tool),
                 c.class.as_str()
             ));
         }
         for c in &self.removed {
             out.push_str(&format!(
-                "| `{}` | removed ({}) |\n",
-                c.tool,
+                "| {} | removed ({}) |\n",
+                code_span(&c.tool),
                 c.class.as_str()
             ));
         }
         for c in &self.tools {
-            out.push_str(&format!("| `{}` | {} |\n", c.tool, c.verdict.as_str()));
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                code_span(&c.tool),
+                c.verdict.as_str()
+            ));
         }
         for c in &self.tools {
             out.push('\n');

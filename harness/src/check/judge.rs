@@ -147,7 +147,7 @@ pub fn leaked(canaries: &[String], expected: &Value, agent: &Value) -> Vec<Strin
 }
 
 /// Canaries found in `agent_text` (lower-cased text, as [`all_text`] or
-/// [`crate::answer::raw_text`] make it), unless the reference legitimately carries them.
+/// [`crate::base::answer::raw_text`] make it), unless the reference legitimately carries them.
 fn leaked_in_text(canaries: &[String], expected: &Value, agent_text: &str) -> Vec<String> {
     let mut expected_text: Option<String> = None;
     canaries

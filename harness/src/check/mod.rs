@@ -277,20 +277,9 @@ pub fn run(
     if let (Some(last), false) = (contracts.last_mut(), closing.is_empty()) {
         for failure in closing.drain(..) {
             let (kind, message) = failure_kind(&failure);
-            last.findings.push(Finding {
-                tool: last.tool.clone(),
-                case: "adapter/close".into(),
-                class: "adapter".into(),
-                location: String::new(),
-                kind,
-                severity: Severity::Error,
-                message: format!("after the last case: {message}"),
-                expected: None,
-                actual: None,
-                file: None,
-                reproducer: None,
-                baselined: None,
-            });
+            let message = format!("after the last case: {message}");
+            let finding = Finding::on_adapter(&last.tool, "close", kind, message);
+            last.findings.push(finding);
         }
     }
     Ok(Report {
@@ -303,22 +292,10 @@ pub fn run(
 /// The finding of a contract whose remaining cases were cut by `--max-duration`.
 fn out_of_time_finding(tool: &str, options: &CheckOptions, not_run: usize) -> Finding {
     let bound = options.max_duration.unwrap_or_default().as_secs_f64();
-    Finding {
-        tool: tool.to_owned(),
-        case: "adapter/max-duration".into(),
-        class: "adapter".into(),
-        location: String::new(),
-        kind: FindingKind::Timeout,
-        severity: Severity::Error,
-        message: format!(
-            "the run reached its overall bound (--max-duration {bound}s): the remaining {not_run} cases of {tool} were not run"
-        ),
-        expected: None,
-        actual: None,
-        file: None,
-        reproducer: None,
-        baselined: None,
-    }
+    let message = format!(
+        "the run reached its overall bound (--max-duration {bound}s): the remaining {not_run} cases of {tool} were not run"
+    );
+    Finding::on_adapter(tool, "max-duration", FindingKind::Timeout, message)
 }
 
 /// Cases handed to the adapter at once: lets an external adapter be pipelined.
@@ -402,7 +379,7 @@ pub(crate) fn run_cases(
         });
         for (index, first_finding, kind) in pending {
             let (case, request, reference) = &runnable[index];
-            let target = Pending {
+            let target = Unreproduced {
                 case,
                 request,
                 reference,
@@ -463,19 +440,11 @@ fn reference_first<'c>(
                 .diagnostic()
                 .map(|d| format!(" ({d})"))
                 .unwrap_or_default();
+            let message = format!("{message}{diagnostic}");
             report.contract_errors.push(Finding {
-                tool: tool.to_owned(),
-                case: case.id.clone(),
-                class: case.class.clone(),
-                location: case.location.clone(),
-                kind: FindingKind::Contract,
-                severity: Severity::Error,
-                message: format!("{message}{diagnostic}"),
-                expected: None,
                 actual: Some(reference.agent().to_json()),
                 file: case_file(subject, case),
-                reproducer: None,
-                baselined: None,
+                ..Finding::on_case(tool, case, FindingKind::Contract, Severity::Error, message)
             });
             progress(Progress::Case);
             state.done += 1;
@@ -505,25 +474,18 @@ fn record(
         .is_none_or(|(code, _)| !code.is_rejection());
     let actual = actual.as_ref().ok().map(Answer::for_report);
     for (kind, message) in findings {
+        let severity = Severity::of(kind, reference_admits);
         report.findings.push(Finding {
-            tool: report.tool.clone(),
-            case: case.id.clone(),
-            class: case.class.clone(),
-            location: case.location.clone(),
-            kind,
-            severity: Severity::of(kind, reference_admits),
-            message,
             expected: Some(expected.clone()),
             actual: actual.clone(),
             file: file.clone(),
-            reproducer: None,
-            baselined: None,
+            ..Finding::on_case(&report.tool, case, kind, severity, message)
         });
     }
 }
 
 /// A case with findings, waiting for its reproducer.
-struct Pending<'a> {
+struct Unreproduced<'a> {
     case: &'a Case,
     request: &'a Request,
     reference: &'a AgentValue,
@@ -542,9 +504,9 @@ fn reproduce(
     adapter: &mut dyn Adapter,
     report: &mut ContractReport,
     state: &mut RunState,
-    pending: &Pending<'_>,
+    pending: &Unreproduced<'_>,
 ) -> Result<(), CheckError> {
-    let Pending {
+    let Unreproduced {
         case,
         request,
         reference,
@@ -606,23 +568,15 @@ fn reproduce(
 /// The finding of a contract whose adapter was given up on.
 fn given_up_finding(report: &ContractReport, consecutive: u32) -> Finding {
     let tool = &report.tool;
-    Finding {
-        tool: tool.clone(),
-        case: "adapter/given-up".into(),
-        class: "adapter".into(),
-        location: String::new(),
-        kind: report.findings.last().map_or(FindingKind::Crash, |f| f.kind),
-        severity: Severity::Error,
-        message: format!(
-            "{consecutive} consecutive crashes, timeouts, floods or protocol violations: the remaining {} cases of {tool} were not run",
-            report.not_run
-        ),
-        expected: None,
-        actual: None,
-        file: None,
-        reproducer: None,
-        baselined: None,
-    }
+    let kind = report
+        .findings
+        .last()
+        .map_or(FindingKind::Crash, |f| f.kind);
+    let message = format!(
+        "{consecutive} consecutive crashes, timeouts, floods or protocol violations: the remaining {} cases of {tool} were not run",
+        report.not_run
+    );
+    Finding::on_adapter(tool, "given-up", kind, message)
 }
 
 /// The file a case came from, for locating findings (the fixture, else the schema).

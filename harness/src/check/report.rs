@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::base::report::{line_of, relative, sarif_log};
 pub use crate::base::report::{markdown_text, printable};
+use crate::cases::Case;
 
 /// What kind of invariant a finding breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -129,6 +130,7 @@ impl Severity {
 
 /// One broken invariant on one case.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// The contract's tool.
     pub tool: String,
@@ -161,8 +163,55 @@ pub struct Finding {
     pub baselined: Option<String>,
 }
 
+impl Finding {
+    /// A finding of `kind` on `case` of `tool`'s contract: no values, file or reproducer
+    /// yet (set them with struct update syntax).
+    pub(crate) fn on_case(
+        tool: &str,
+        case: &Case,
+        kind: FindingKind,
+        severity: Severity,
+        message: String,
+    ) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            case: case.id.clone(),
+            class: case.class.clone(),
+            location: case.location.clone(),
+            kind,
+            severity,
+            message,
+            expected: None,
+            actual: None,
+            file: None,
+            reproducer: None,
+            baselined: None,
+        }
+    }
+
+    /// An error on the adapter as a whole, not on one case: class `adapter`, case
+    /// `adapter/<what>`, no location.
+    pub(crate) fn on_adapter(tool: &str, what: &str, kind: FindingKind, message: String) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            case: format!("adapter/{what}"),
+            class: "adapter".into(),
+            location: String::new(),
+            kind,
+            severity: Severity::Error,
+            message,
+            expected: None,
+            actual: None,
+            file: None,
+            reproducer: None,
+            baselined: None,
+        }
+    }
+}
+
 /// Cases and findings of one variant class.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
+#[non_exhaustive]
 pub struct ClassSummary {
     /// Cases run (or judged, for contract errors).
     pub cases: usize,
@@ -172,6 +221,7 @@ pub struct ClassSummary {
 
 /// One contract's results.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ContractReport {
     /// The tool.
     pub tool: String,
@@ -220,6 +270,7 @@ pub enum Verdict {
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The seed.
     pub seed: u64,

@@ -13,6 +13,7 @@ use crate::cases::{Case, Upstream};
 
 /// A reproducer file: one case with everything needed to run it again.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Reproducer {
     /// The contract folder.
     pub contract: PathBuf,

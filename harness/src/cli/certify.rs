@@ -7,6 +7,7 @@ use airlock_harness::certify::{
     certify_contract, certify_files, certify_tools_lists, certify_vendor, reports, Certificate,
     Class, ToolsCertificate,
 };
+use airlock_harness::check::report::printable;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -222,12 +223,13 @@ fn finish_tools(
             CertifyFormat::Human => {
                 let mut out = format!("certify tools list: {}\n", certificate.verdict.as_str());
                 for c in &certificate.added {
-                    out.push_str(&format!("  tool {} added ({})\n", c.tool, c.class.as_str()));
+                    let tool = printable(&c.tool);
+                    out.push_str(&format!("  tool {tool} added ({})\n", c.class.as_str()));
                 }
                 for c in &certificate.removed {
                     out.push_str(&format!(
                         "  tool {} removed ({})\n",
-                        c.tool,
+                        printable(&c.tool),
                         c.class.as_str()
                     ));
                 }
@@ -250,7 +252,7 @@ pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
     let tool = if certificate.from.get("path").is_some() {
         String::new()
     } else {
-        format!("{} ", certificate.tool)
+        format!("{} ", printable(&certificate.tool))
     };
     let mut out = format!(
         "certify {tool}{from} -> {to}: {} ({}; newly rejected: {}, newly admitted: {})\n",
@@ -264,22 +266,27 @@ pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
             || format!("{}, no witness", c.evidence.as_str()),
             |w| {
                 let isolated = if w.isolated { "" } else { ", not isolated" };
-                format!("witness ({}{isolated}): {}", w.accepted_by, w.instance)
+                let instance = w.instance.to_string();
+                format!(
+                    "witness ({}{isolated}): {}",
+                    w.accepted_by,
+                    printable(&instance)
+                )
             },
         );
         out.push_str(&format!(
             "  {:<13} {:<20} {}: {}\n                {witness}\n",
             c.class.as_str(),
             c.kind,
-            c.pointer,
-            c.detail
+            printable(&c.pointer),
+            printable(&c.detail)
         ));
     }
     for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
         let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
         out.push_str(&format!(
             "  fixture {}: {} -> {}\n",
-            f.fixture,
+            printable(&f.fixture),
             verdict(f.old),
             verdict(f.new)
         ));

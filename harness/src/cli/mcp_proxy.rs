@@ -3,7 +3,7 @@
 use crate::cli::exit::Exit;
 use airlock_guard::{Contract, Guard};
 use airlock_harness::mcp::proxy::{
-    Ending, Mode, Proxy, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RECORD_MAX,
+    Ending, Mode, Proxy, ProxyError, Unguarded, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RECORD_MAX,
     MAX_MESSAGE_BYTES_CEILING,
 };
 use anyhow::{Context, Result};
@@ -79,7 +79,6 @@ enum UnguardedArg {
 }
 
 pub fn run(args: ProxyArgs) -> Result<Exit> {
-    let mut folders = std::collections::HashMap::new();
     let mut dirs = args.contract.clone();
     for root in &args.contracts {
         dirs.extend(mcp_contracts_in(root)?);
@@ -94,24 +93,28 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
         .map(|dir| {
             let contract = Contract::load(dir)
                 .with_context(|| format!("loading contract {}", dir.display()))?;
-            if contract.input().mcp().is_none() {
-                anyhow::bail!(
-                    "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
-                    dir.display()
-                );
-            }
-            if let Some(other) = folders.insert(contract.tool().to_owned(), dir) {
-                anyhow::bail!(
-                    "contracts {} and {}: two contracts for the tool {}; give one per tool",
-                    other.display(),
-                    dir.display(),
-                    contract.tool()
-                );
-            }
             Ok(Guard::new(contract))
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut proxy = Proxy::new(guards)?
+    // The proxy's own rules (MCP contracts only, one per tool), said with the folders.
+    let tools: Vec<String> = guards.iter().map(|g| g.contract().tool().into()).collect();
+    let folder = |tool: &str, nth: usize| {
+        let mut of_tool = tools.iter().zip(&dirs).filter(|(t, _)| *t == tool);
+        of_tool.nth(nth).map(|(_, dir)| dir.display().to_string())
+    };
+    let proxy = Proxy::new(guards).map_err(|e| match e {
+        ProxyError::NotMcp { tool } => anyhow::anyhow!(
+            "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
+            folder(&tool, 0).unwrap_or(tool)
+        ),
+        ProxyError::DuplicateTool { tool } => anyhow::anyhow!(
+            "contracts {} and {}: two contracts for the tool {tool}; give one per tool",
+            folder(&tool, 0).unwrap_or_default(),
+            folder(&tool, 1).unwrap_or_default(),
+        ),
+        other => other.into(),
+    })?;
+    let mut proxy = proxy
         .unguarded(match args.unguarded {
             UnguardedArg::Refuse => Unguarded::Refuse,
             UnguardedArg::Pass => Unguarded::Pass,

@@ -27,7 +27,8 @@ pub const MAX_ANSWER_LINE: usize = 1024 * 1024;
 /// How many answer lines may wait unread before the adapter blocks on its pipe.
 const QUEUED_LINES: usize = 16;
 
-enum Line {
+/// What the reader thread got of the adapter's next line.
+enum Received {
     Text(Vec<u8>),
     Flood,
     Eof,
@@ -37,7 +38,7 @@ struct Running {
     child: Child,
     /// Case lines for the writer thread: the harness never blocks on a full pipe.
     writer: Option<mpsc::Sender<Vec<u8>>>,
-    lines: Receiver<Line>,
+    lines: Receiver<Received>,
     stderr_tail: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
@@ -212,9 +213,9 @@ impl ExecAdapter {
         let timeout = self.wait();
         let running = self.start()?;
         let answer = match running.lines.recv_timeout(timeout) {
-            Ok(Line::Text(answer)) => answer,
-            Ok(Line::Flood) => return Err(AdapterFailure::Flood),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
+            Ok(Received::Text(answer)) => answer,
+            Ok(Received::Flood) => return Err(AdapterFailure::Flood),
+            Ok(Received::Eof) | Err(RecvTimeoutError::Disconnected) => {
                 return Err(AdapterFailure::Crash("exited without answering".into()));
             }
             Err(RecvTimeoutError::Timeout) => return Err(AdapterFailure::Timeout),
@@ -298,12 +299,12 @@ impl Adapter for ExecAdapter {
         let mut failures = Vec::new();
         running.writer.take();
         match running.lines.recv_timeout(self.wait()) {
-            Ok(Line::Text(extra)) => failures.push(AdapterFailure::Protocol(format!(
+            Ok(Received::Text(extra)) => failures.push(AdapterFailure::Protocol(format!(
                 "output after the last case: {}",
                 preview(&extra)
             ))),
-            Ok(Line::Flood) => failures.push(AdapterFailure::Flood),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {}
+            Ok(Received::Flood) => failures.push(AdapterFailure::Flood),
+            Ok(Received::Eof) | Err(RecvTimeoutError::Disconnected) => {}
             Err(RecvTimeoutError::Timeout) => failures.push(AdapterFailure::Timeout),
         }
         kill_group(running.child.id());
@@ -362,24 +363,24 @@ fn preview(bytes: &[u8]) -> String {
 
 /// Read stdout line by line, never holding more than [`MAX_ANSWER_LINE`] bytes of one
 /// line; a longer line is reported once and the reader stops.
-fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Line>) {
+fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Received>) {
     let mut reader = BufReader::new(stdout);
     loop {
         let mut line = Vec::new();
         let mut limited = (&mut reader).take(MAX_ANSWER_LINE as u64 + 1);
         match limited.read_until(b'\n', &mut line) {
             Ok(0) => {
-                let _ = tx.send(Line::Eof);
+                let _ = tx.send(Received::Eof);
                 return;
             }
             Ok(_) if line.last() == Some(&b'\n') => {
                 line.pop();
-                if tx.send(Line::Text(line)).is_err() {
+                if tx.send(Received::Text(line)).is_err() {
                     return;
                 }
             }
             Ok(_) if line.len() > MAX_ANSWER_LINE => {
-                let _ = tx.send(Line::Flood);
+                let _ = tx.send(Received::Flood);
                 // Drain and discard the rest so the adapter is never blocked on its pipe
                 // while it is being killed.
                 let _ = std::io::copy(&mut reader, &mut std::io::sink());
@@ -387,12 +388,12 @@ fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Line>) {
             }
             Ok(_) => {
                 // A last line without newline, then end of output.
-                let _ = tx.send(Line::Text(line));
-                let _ = tx.send(Line::Eof);
+                let _ = tx.send(Received::Text(line));
+                let _ = tx.send(Received::Eof);
                 return;
             }
             Err(_) => {
-                let _ = tx.send(Line::Eof);
+                let _ = tx.send(Received::Eof);
                 return;
             }
         }

@@ -204,6 +204,7 @@ pub struct AdapterFuzzer {
 
 /// An answer `check`'s oracle found wrong.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AdapterFinding {
     /// The case, as `check --replay` reads it.
     pub reproducer: Box<Reproducer>,
@@ -229,8 +230,9 @@ impl fmt::Display for AdapterFinding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Signal(pub u64);
 
-/// An in-process fuzz run.
+/// An in-process fuzz run: [`RunOptions::default`], then the setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// Seed of the input generator.
     pub seed: u64,
@@ -251,8 +253,32 @@ impl Default for RunOptions {
     }
 }
 
+impl RunOptions {
+    /// With this seed of the input generator.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Judging this many inputs.
+    #[must_use]
+    pub fn runs(mut self, runs: u64) -> Self {
+        self.runs = runs;
+        self
+    }
+
+    /// With inputs of at most this many bytes.
+    #[must_use]
+    pub fn max_len(mut self, max_len: usize) -> Self {
+        self.max_len = max_len;
+        self
+    }
+}
+
 /// The end of an in-process run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Run {
     /// Inputs judged.
     pub runs: u64,
@@ -279,6 +305,7 @@ impl AdapterFuzzer {
 
     /// Fuzz against `subjects`: the seeds are every fixture and deterministic variant
     /// with a body.
+    #[doc(hidden)]
     pub fn new(subjects: Vec<Subject>) -> Self {
         let mut seeds = Vec::new();
         for (i, subject) in subjects.iter().enumerate() {
@@ -363,6 +390,7 @@ impl AdapterFuzzer {
     }
 
     /// The case the fuzzer's bytes decode to, and the contract it belongs to.
+    #[doc(hidden)]
     pub fn case(&self, data: &[u8]) -> Option<(&Subject, Case)> {
         let input = AdapterInput::decode(data);
         let base = usize::from(input.base);

@@ -83,6 +83,7 @@ impl AdapterFuzzer {
     /// # Errors
     ///
     /// When the corpus folder cannot be read or written (the error names it).
+    #[doc(hidden)]
     pub fn black_box(
         &self,
         adapter: &mut dyn Adapter,

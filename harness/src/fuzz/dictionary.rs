@@ -112,6 +112,7 @@ const EDGES: &[&str] = &[
 
 impl Dictionary {
     /// The dictionary of `subjects`: their contracts' words, then the edges.
+    #[doc(hidden)]
     pub fn of(subjects: &[Subject]) -> Self {
         let mut words = BTreeSet::new();
         for subject in subjects {

@@ -88,7 +88,7 @@ fn skip_line_with(reader: &mut impl BufRead, mut seen: impl FnMut(&[u8])) -> io:
 /// What a message's top-level members say about its routing, from as many bytes as there
 /// are (a prefix of an over-long line is scanned as far as it goes).
 #[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct Members {
+pub(crate) struct Routing {
     /// The first `id` member's value, when it is a string, a number or `null`.
     pub(crate) id: Option<Value>,
     /// More than one `id` member, or an `id` that is an array or object.
@@ -104,8 +104,8 @@ pub(crate) struct Members {
 /// Scan the top-level members of the JSON object at the start of `bytes`. Stops (with
 /// what it found so far) at the end of the bytes or at anything that is not JSON; the
 /// caller validates whole messages separately.
-pub(crate) fn scan(bytes: &[u8]) -> Members {
-    let mut members = Members::default();
+pub(crate) fn scan(bytes: &[u8]) -> Routing {
+    let mut members = Routing::default();
     let mut at = skip_ws(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return members;
@@ -176,7 +176,7 @@ pub(crate) fn scan(bytes: &[u8]) -> Members {
 /// [`MAX_KEY`] bytes) and the `id` value's text (at most [`MAX_ID`] bytes).
 #[derive(Debug, Default)]
 pub(crate) struct StreamScan {
-    members: Members,
+    members: Routing,
     depth: usize,
     in_string: bool,
     escaped: bool,
@@ -328,7 +328,7 @@ impl StreamScan {
 
     /// What the bytes fed so far say (an `id` value cut off by the end of the bytes is
     /// none, as for [`scan`]).
-    pub(crate) fn members(self) -> Members {
+    pub(crate) fn members(self) -> Routing {
         self.members
     }
 }

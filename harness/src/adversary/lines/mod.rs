@@ -6,10 +6,10 @@
 //! be fooled by, and the request's side. Canaries go in every injected line and value;
 //! the reference (the guard) decides every verdict the grammar alone does not.
 
-use airlock_guard::{LineEnding, LinesInput, Request};
+use airlock_guard::{LineEnding, LinesInput};
 
-use super::Builder;
-use crate::cases::{Expectation, Upstream};
+use super::{Builder, Family};
+use crate::cases::Expectation;
 use crate::corpus::Fixture;
 
 mod values;
@@ -87,11 +87,13 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, text: &str) {
         return;
     };
     let mut v = Variants {
-        b,
+        f: Family {
+            b,
+            fixture,
+            class: "",
+        },
         grammar,
-        fixture,
         lines,
-        class: "",
     };
     v.stray_lines();
     v.duplicate_keys();
@@ -109,18 +111,12 @@ pub(super) fn derived(b: &mut Builder<'_>, fixture: &Fixture, text: &str) {
 }
 
 struct Variants<'b, 'c, 'f> {
-    b: &'b mut Builder<'c>,
+    f: Family<'b, 'c, 'f>,
     grammar: &'c LinesInput,
-    fixture: &'f Fixture,
     lines: Vec<Line>,
-    class: &'static str,
 }
 
 impl Variants<'_, '_, '_> {
-    fn canary(&self, location: &str, n: u32) -> String {
-        self.b.canary(self.class, &self.fixture.name, location, n)
-    }
-
     fn text(&self, lines: &[Line]) -> String {
         let ending = ending(self.grammar);
         lines
@@ -144,39 +140,6 @@ impl Variants<'_, '_, '_> {
         }
     }
 
-    fn push_with(
-        &mut self,
-        location: &str,
-        suffix: &str,
-        request: &Request,
-        bytes: Vec<u8>,
-        canaries: Vec<String>,
-        expect: Expectation,
-    ) {
-        self.b.push(
-            self.class,
-            Some(&self.fixture.name),
-            location,
-            suffix,
-            request,
-            Upstream::Body(bytes),
-            canaries,
-            expect,
-        );
-    }
-
-    fn push(
-        &mut self,
-        location: &str,
-        suffix: &str,
-        bytes: impl Into<Vec<u8>>,
-        canaries: Vec<String>,
-        expect: Expectation,
-    ) {
-        let request = self.fixture.request.clone();
-        self.push_with(location, suffix, &request, bytes.into(), canaries, expect);
-    }
-
     /// The output with line `index` replaced by `with` (none: removed; several: inserted).
     fn replaced(&self, index: usize, with: &[Line]) -> String {
         let mut lines = self.lines.clone();
@@ -194,7 +157,7 @@ impl Variants<'_, '_, '_> {
     /// lines-stray-line: a login banner, a warning, a comment, a blank line, a line of
     /// the separator alone, before, between and after the declared lines.
     fn stray_lines(&mut self) {
-        self.class = "lines-stray-line";
+        self.f.class = "lines-stray-line";
         let n = self.lines.len();
         let mut places = vec![("before", 0), ("after", n)];
         if n > 1 {
@@ -202,7 +165,7 @@ impl Variants<'_, '_, '_> {
         }
         for (place, index) in places {
             let location = format!("line:{}", index + 1);
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let strays = [
                 (
                     "banner",
@@ -227,7 +190,7 @@ impl Variants<'_, '_, '_> {
                 let mut lines = self.lines.clone();
                 lines.insert(index, Line { text, kv: None });
                 let body = self.text(&lines);
-                self.push(
+                self.f.push(
                     &location,
                     &format!("{kind}:{place}"),
                     body,
@@ -241,13 +204,13 @@ impl Variants<'_, '_, '_> {
     /// lines-duplicate-key: every line written twice, the original first and last with a
     /// differing canary value, and with the same value.
     fn duplicate_keys(&mut self) {
-        self.class = "lines-duplicate-key";
+        self.f.class = "lines-duplicate-key";
         for index in 0..self.lines.len() {
             let Some((key, _)) = self.lines[index].kv.clone() else {
                 continue;
             };
             let location = self.at(index);
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let original = self.lines[index].clone();
             let other = self.line(&key, &token);
             for (order, pair, canaries) in [
@@ -264,14 +227,15 @@ impl Variants<'_, '_, '_> {
                 ("same_value", [original.clone(), original.clone()], vec![]),
             ] {
                 let body = self.replaced(index, &pair);
-                self.push(&location, order, body, canaries, Expectation::Reject);
+                self.f
+                    .push(&location, order, body, canaries, Expectation::Reject);
             }
             // Far apart: the duplicate as the last line of the output.
             if self.lines.len() > 1 && index + 1 < self.lines.len() {
                 let mut lines = self.lines.clone();
                 lines.push(self.line(&key, &token));
                 let body = self.text(&lines);
-                self.push(
+                self.f.push(
                     &location,
                     "again_at_the_end",
                     body,
@@ -284,25 +248,26 @@ impl Variants<'_, '_, '_> {
 
     /// lines-missing-key: every line removed, one at a time.
     fn missing_keys(&mut self) {
-        self.class = "lines-missing-key";
+        self.f.class = "lines-missing-key";
         for index in 0..self.lines.len() {
             let location = self.at(index);
             let body = self.replaced(index, &[]);
-            self.push(&location, "", body, vec![], Expectation::Reject);
+            self.f
+                .push(&location, "", body, vec![], Expectation::Reject);
         }
     }
 
     /// lines-unknown-key: a canary key; every key spelled with a Unicode look-alike, in
     /// upper case, with a space before the separator, in place of the key and beside it.
     fn unknown_keys(&mut self) {
-        self.class = "lines-unknown-key";
+        self.f.class = "lines-unknown-key";
         let location = format!("line:{}", self.lines.len() + 1);
-        let name = self.canary(&location, 0);
-        let value = self.canary(&location, 1);
+        let name = self.f.canary(&location, 0);
+        let value = self.f.canary(&location, 1);
         let mut lines = self.lines.clone();
         lines.push(self.line(&name, &value));
         let body = self.text(&lines);
-        self.push(
+        self.f.push(
             &location,
             "canary",
             body,
@@ -314,7 +279,7 @@ impl Variants<'_, '_, '_> {
                 continue;
             };
             let location = self.at(index);
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let mut spellings = Vec::new();
             if let Some(alike) = look_alike(&key) {
                 spellings.push(("look_alike", alike));
@@ -333,7 +298,7 @@ impl Variants<'_, '_, '_> {
             for (kind, spelled) in spellings {
                 let instead = self.line(&spelled, &value);
                 let body = self.replaced(index, &[instead]);
-                self.push(
+                self.f.push(
                     &location,
                     &format!("{kind}:instead"),
                     body,
@@ -342,7 +307,7 @@ impl Variants<'_, '_, '_> {
                 );
                 let beside = [self.lines[index].clone(), self.line(&spelled, &token)];
                 let body = self.replaced(index, &beside);
-                self.push(
+                self.f.push(
                     &location,
                     &format!("{kind}:beside"),
                     body,
@@ -356,7 +321,7 @@ impl Variants<'_, '_, '_> {
     /// lines-line-ending: the other line ending everywhere and on one line, a lone CR,
     /// CR before the value's end, no final line ending, LF CR.
     fn line_endings(&mut self) {
-        self.class = "lines-line-ending";
+        self.f.class = "lines-line-ending";
         let text = self.text(&self.lines);
         let (declared, other) = match self.grammar.line_ending {
             LineEnding::Lf => ("\n", "\r\n"),
@@ -367,7 +332,7 @@ impl Variants<'_, '_, '_> {
             .iter()
             .map(|l| format!("{}{other}", l.text))
             .collect();
-        self.push(
+        self.f.push(
             "",
             "other_ending_everywhere",
             whole,
@@ -380,7 +345,7 @@ impl Variants<'_, '_, '_> {
             .push_str(if other == "\r\n" { "\r" } else { "" });
         if other == "\r\n" {
             let body = self.text(&first_other);
-            self.push(
+            self.f.push(
                 "line:1",
                 "other_ending_once",
                 body,
@@ -389,21 +354,22 @@ impl Variants<'_, '_, '_> {
             );
         } else if let Some(stripped) = text.strip_suffix("\r\n") {
             let body = format!("{stripped}\n");
-            self.push("", "other_ending_last", body, vec![], Expectation::Reject);
+            self.f
+                .push("", "other_ending_last", body, vec![], Expectation::Reject);
         }
         let lone_cr: String = self.lines.iter().map(|l| format!("{}\r", l.text)).collect();
-        self.push(
+        self.f.push(
             "",
             "lone_cr_everywhere",
             lone_cr,
             vec![],
             Expectation::Reject,
         );
-        let token = self.canary("line:1", 0);
+        let token = self.f.canary("line:1", 0);
         let mut overwrite = self.lines.clone();
         overwrite[0].text = format!("{}\r{token}", overwrite[0].text);
         let body = self.text(&overwrite);
-        self.push(
+        self.f.push(
             "line:1",
             "carriage_return_overwrite",
             body,
@@ -411,7 +377,7 @@ impl Variants<'_, '_, '_> {
             Expectation::Reject,
         );
         if let Some(stripped) = text.strip_suffix(declared) {
-            self.push(
+            self.f.push(
                 "",
                 "no_final_line_ending",
                 stripped.to_owned(),
@@ -424,8 +390,9 @@ impl Variants<'_, '_, '_> {
             .iter()
             .map(|l| format!("{}\n\r", l.text))
             .collect();
-        self.push("", "lf_cr", reversed, vec![], Expectation::Reject);
-        self.push(
+        self.f
+            .push("", "lf_cr", reversed, vec![], Expectation::Reject);
+        self.f.push(
             "",
             "final_line_ending_twice",
             format!("{text}{declared}"),
@@ -437,7 +404,7 @@ impl Variants<'_, '_, '_> {
     /// lines-whitespace: white space around every value (space, tab, no-break space)
     /// and a value of spaces only.
     fn white_space(&mut self) {
-        self.class = "lines-whitespace";
+        self.f.class = "lines-whitespace";
         for index in 0..self.lines.len() {
             let Some((_, value)) = self.lines[index].kv.clone() else {
                 continue;
@@ -452,7 +419,8 @@ impl Variants<'_, '_, '_> {
                 ("spaces_only", "   ".to_owned()),
             ] {
                 if let Some(body) = self.with_value(index, &text) {
-                    self.push(&location, kind, body, vec![], Expectation::Reject);
+                    self.f
+                        .push(&location, kind, body, vec![], Expectation::Reject);
                 }
             }
         }
@@ -462,13 +430,13 @@ impl Variants<'_, '_, '_> {
     /// BEL, backspace, DEL, a C1 CSI, form feed and vertical tab in a value, and ESC
     /// alone at the start of the output.
     fn control_characters(&mut self) {
-        self.class = "lines-control";
+        self.f.class = "lines-control";
         for index in 0..self.lines.len() {
             let Some((_, value)) = self.lines[index].kv.clone() else {
                 continue;
             };
             let location = self.at(index);
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let variants = [
                 ("ansi_colour", format!("\x1b[32m{value}\x1b[0m"), vec![]),
                 (
@@ -500,19 +468,20 @@ impl Variants<'_, '_, '_> {
             ];
             for (kind, text, canaries) in variants {
                 if let Some(body) = self.with_value(index, &text) {
-                    self.push(&location, kind, body, canaries, Expectation::Reject);
+                    self.f
+                        .push(&location, kind, body, canaries, Expectation::Reject);
                 }
             }
         }
         let text = self.text(&self.lines);
-        self.push(
+        self.f.push(
             "byte:0",
             "escape_first",
             format!("\x1b{text}"),
             vec![],
             Expectation::Reject,
         );
-        self.push(
+        self.f.push(
             "",
             "nul_at_the_end",
             format!("{text}\0"),
@@ -524,9 +493,9 @@ impl Variants<'_, '_, '_> {
     /// lines-encoding: a BOM, UTF-16LE, invalid UTF-8 in a value (a stray byte, an
     /// over-long `/`, an encoded surrogate, a character cut short), Latin-1 text.
     fn encodings(&mut self, text: &str) {
-        self.class = "lines-encoding";
+        self.f.class = "lines-encoding";
         let bytes = text.as_bytes();
-        self.push(
+        self.f.push(
             "byte:0",
             "bom",
             [&b"\xef\xbb\xbf"[..], bytes].concat(),
@@ -534,8 +503,9 @@ impl Variants<'_, '_, '_> {
             Expectation::Reject,
         );
         let utf16: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
-        self.push("byte:0", "utf16le", utf16, vec![], Expectation::Reject);
-        self.push(
+        self.f
+            .push("byte:0", "utf16le", utf16, vec![], Expectation::Reject);
+        self.f.push(
             "byte:0",
             "utf16le_bom",
             [
@@ -579,14 +549,15 @@ impl Variants<'_, '_, '_> {
                     out.extend_from_slice(end.as_bytes());
                 }
             }
-            self.push(&location, kind, out, vec![], Expectation::Reject);
+            self.f
+                .push(&location, kind, out, vec![], Expectation::Reject);
         }
     }
 
     /// lines-long-line: every line exactly `max_line_bytes` long (the reference decides)
     /// and one byte past it, in ASCII and with a 4-byte character crossing the limit.
     fn long_lines(&mut self) {
-        self.class = "lines-long-line";
+        self.f.class = "lines-long-line";
         let max = self.grammar.max_line_bytes;
         for index in 0..self.lines.len() {
             let Some((_, value)) = self.lines[index].kv.clone() else {
@@ -604,7 +575,7 @@ impl Variants<'_, '_, '_> {
                 .unwrap_or('a');
             let grown = |by: usize| format!("{value}{}", pad.to_string().repeat(by));
             if let Some(body) = self.with_value(index, &grown(max - len)) {
-                self.push(
+                self.f.push(
                     &location,
                     "at_max_line_bytes",
                     body,
@@ -613,7 +584,7 @@ impl Variants<'_, '_, '_> {
                 );
             }
             if let Some(body) = self.with_value(index, &grown(max - len + 1)) {
-                self.push(
+                self.f.push(
                     &location,
                     "one_past_max_line_bytes",
                     body,
@@ -624,7 +595,7 @@ impl Variants<'_, '_, '_> {
             if max - len >= 3 {
                 let wide = format!("{}\u{1F600}", grown(max - len - 3));
                 if let Some(body) = self.with_value(index, &wide) {
-                    self.push(
+                    self.f.push(
                         &location,
                         "four_byte_char_past",
                         body,
@@ -639,7 +610,7 @@ impl Variants<'_, '_, '_> {
     /// lines-separator: every line with the other separator (`=` or `: `), with
     /// white space around `=`, with the separator doubled, without one.
     fn separators(&mut self) {
-        self.class = "lines-separator";
+        self.f.class = "lines-separator";
         let sep = self.grammar.separator.clone();
         let other = if sep == "=" { ": " } else { "=" };
         let whole: Vec<Line> = self
@@ -654,7 +625,7 @@ impl Variants<'_, '_, '_> {
             })
             .collect();
         let body = self.text(&whole);
-        self.push(
+        self.f.push(
             "",
             "other_separator_everywhere",
             body,
@@ -680,15 +651,16 @@ impl Variants<'_, '_, '_> {
                 }
                 let line = Line { text, kv: None };
                 let body = self.replaced(index, &[line]);
-                self.push(&location, kind, body, vec![], Expectation::Reference);
+                self.f
+                    .push(&location, kind, body, vec![], Expectation::Reference);
             }
         }
     }
 
     /// oversize: the output followed by banner lines one byte and far past max_bytes.
     fn oversize(&mut self, text: &str) {
-        self.class = "oversize";
-        let max_bytes = usize::try_from(self.b.contract.limits().max_bytes).unwrap_or(usize::MAX);
+        self.f.class = "oversize";
+        let max_bytes = usize::try_from(self.f.b.contract.limits().max_bytes).unwrap_or(usize::MAX);
         if text.len() > max_bytes || max_bytes >= 64 * 1024 * 1024 {
             return;
         }
@@ -702,7 +674,7 @@ impl Variants<'_, '_, '_> {
                 body.push_str(&ending[..ending.len().min(room - line.len())]);
             }
             body.truncate(target);
-            self.push(
+            self.f.push(
                 &format!("byte:{max_bytes}"),
                 suffix,
                 body,

@@ -17,14 +17,14 @@ impl Variants<'_, '_, '_> {
     /// re-cased or replaced by a table value; times in other formats; pattern and enum
     /// neighbours. The reference decides each.
     pub(super) fn values(&mut self) {
-        self.class = "lines-value";
-        let contract = self.b.contract;
+        self.f.class = "lines-value";
+        let contract = self.f.b.contract;
         for index in 0..self.lines.len() {
             let Some((key, value)) = self.lines[index].kv.clone() else {
                 continue;
             };
             let location = self.at(index);
-            let token = self.canary(&location, 0);
+            let token = self.f.canary(&location, 0);
             let mut out: Vec<(String, String, Vec<String>)> = vec![
                 ("canary".into(), token.clone(), vec![token.clone()]),
                 (
@@ -181,7 +181,8 @@ impl Variants<'_, '_, '_> {
                     continue;
                 }
                 if let Some(body) = self.with_value(index, &text) {
-                    self.push(&location, &kind, body, canaries, Expectation::Reference);
+                    self.f
+                        .push(&location, &kind, body, canaries, Expectation::Reference);
                 }
             }
         }
@@ -191,8 +192,8 @@ impl Variants<'_, '_, '_> {
     /// another value, missing or oddly shaped; the bound value near the parameter
     /// (re-cased, a prefix, an extension); the request time at the freshness edges.
     pub(super) fn request(&mut self, text: &str) {
-        self.class = "binding_mismatch";
-        let checks = self.b.contract.checks().to_vec();
+        self.f.class = "binding_mismatch";
+        let checks = self.f.b.contract.checks().to_vec();
         for (i, check) in checks.iter().enumerate() {
             let Some(name) = check.field().as_str().strip_prefix("/data/") else {
                 continue;
@@ -220,8 +221,8 @@ impl Variants<'_, '_, '_> {
             match check {
                 CheckSpec::EqualsParam { param, .. } | CheckSpec::InParam { param, .. } => {
                     let listed = matches!(check, CheckSpec::InParam { .. });
-                    let other = self.canary(&location, i as u32);
-                    let mut r = self.fixture.request.clone();
+                    let other = self.f.canary(&location, i as u32);
+                    let mut r = self.f.fixture.request.clone();
                     r.params.insert(
                         param.clone(),
                         if listed { json!([other]) } else { json!(other) },
@@ -230,7 +231,7 @@ impl Variants<'_, '_, '_> {
                         "{}:{param}",
                         if listed { "in_param" } else { "equals_param" }
                     );
-                    self.push_with(
+                    self.f.push_body(
                         &location,
                         &suffix,
                         &r,
@@ -254,7 +255,7 @@ impl Variants<'_, '_, '_> {
                             continue;
                         }
                         if let Some(body) = self.with_value(index, &near) {
-                            self.push(
+                            self.f.push(
                                 &location,
                                 &format!("near:{kind}:{param}"),
                                 body,
@@ -264,7 +265,7 @@ impl Variants<'_, '_, '_> {
                         }
                     }
                     for (kind, near) in crate::adversary::binding::request_side(&value) {
-                        let mut r = self.fixture.request.clone();
+                        let mut r = self.f.fixture.request.clone();
                         let bent = match r.params.get_mut(param) {
                             Some(Value::String(p)) if !listed && *p == value => {
                                 *p = near;
@@ -282,7 +283,7 @@ impl Variants<'_, '_, '_> {
                             _ => false,
                         };
                         if bent {
-                            self.push_with(
+                            self.f.push_body(
                                 &location,
                                 &format!("request:{kind}:{param}"),
                                 &r,
@@ -299,7 +300,7 @@ impl Variants<'_, '_, '_> {
                         ("object", Some(json!({ "value": value }))),
                         ("empty_string", Some(json!(""))),
                     ] {
-                        let mut r = self.fixture.request.clone();
+                        let mut r = self.f.fixture.request.clone();
                         match shape {
                             Some(v) => {
                                 r.params.insert(param.clone(), v);
@@ -308,7 +309,7 @@ impl Variants<'_, '_, '_> {
                                 r.params.shift_remove(param);
                             }
                         }
-                        self.push_with(
+                        self.f.push_body(
                             &location,
                             &format!("param_{kind}:{param}"),
                             &r,
@@ -324,15 +325,16 @@ impl Variants<'_, '_, '_> {
                     let Ok(time) = value.parse::<airlock_guard::jiff::Timestamp>() else {
                         continue;
                     };
-                    self.class = "freshness";
+                    self.f.class = "freshness";
                     for (name, now, expect) in
                         crate::adversary::binding::freshness_edges(time, *max_age, *max_skew)
                     {
-                        let mut r = self.fixture.request.clone();
+                        let mut r = self.f.fixture.request.clone();
                         r.now = now;
-                        self.push_with(&location, name, &r, text.into(), vec![], expect);
+                        self.f
+                            .push_body(&location, name, &r, text.into(), vec![], expect);
                     }
-                    self.class = "binding_mismatch";
+                    self.f.class = "binding_mismatch";
                 }
                 _ => {}
             }

@@ -165,7 +165,7 @@ const CLIENT_MAX_DEPTH: usize = 256;
 
 /// A client request the proxy dropped gets a JSON-RPC error when its `id` can be found,
 /// so the client does not wait for its own timeout.
-fn refuse_dropped(shared: &Shared, members: &crate::mcp::wire::Members, code: i64, message: &str) {
+fn refuse_dropped(shared: &Shared, members: &crate::mcp::wire::Routing, code: i64, message: &str) {
     if !members.method || members.answer || members.bad_id {
         return;
     }
