@@ -662,3 +662,73 @@ fn the_variant_counts_in_the_variants_page_are_those_a_run_gives() {
         wrong.join("\n")
     );
 }
+
+/// The code lines of `text`, trimmed, blank lines left out.
+fn code_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The ```rust blocks of `text`.
+fn rust_blocks(text: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match &mut current {
+            None if line.trim_start().starts_with("```rust") => current = Some(String::new()),
+            Some(block) if line.trim_start().starts_with("```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn every_rust_snippet_of_the_docs_is_compiled_code() {
+    // Where compiled twins live: this test binary's snippets.rs and the worked crate
+    // (its tests and fuzz targets are built by `cargo test` and `.ci/run`).
+    let mut sources = vec![read("harness/tests/snippets.rs")];
+    for dir in [
+        "examples/ci-connector/tests",
+        "examples/ci-connector/fuzz/fuzz_targets",
+    ] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let sources: Vec<Vec<&str>> = sources.iter().map(|s| code_lines(s)).collect();
+    let mut checked = 0;
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for block in rust_blocks(&text) {
+            if !block.contains("airlock_harness") {
+                continue;
+            }
+            let lines = code_lines(&block);
+            let compiled = sources
+                .iter()
+                .any(|source| source.windows(lines.len()).any(|w| w == lines.as_slice()));
+            assert!(
+                compiled,
+                "{}: this snippet is not compiled anywhere; copy it into harness/tests/snippets.rs \
+                 (inside a function, with what it leaves out around it):\n{block}",
+                file.display()
+            );
+            checked += 1;
+        }
+    }
+    // README's Check, the fuzz target and the smoke run of fuzzing-adapters.md.
+    assert!(checked >= 3, "only {checked} snippets found");
+}

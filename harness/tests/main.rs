@@ -24,4 +24,5 @@ mod mcp_import;
 mod mcp_proxy;
 mod mcp_proxy_modes;
 mod mcp_proxy_raw;
+mod snippets;
 mod util;

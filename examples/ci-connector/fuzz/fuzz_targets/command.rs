@@ -3,8 +3,7 @@
 
 mod common;
 
-use airlock_harness::replaying;
-use airlock_harness::{fuzz_adapter, AdapterFuzzer};
+use airlock_harness::{fuzz_adapter, replaying, AdapterFuzzer};
 use ci_connector::GitBranchHead;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -22,6 +21,9 @@ fn state() -> &'static (AdapterFuzzer, GitBranchHead) {
 
 fuzz_target!(|data: &[u8]| {
     let (fuzzer, head) = state();
+    // The adapter's own path from the upstream's answer (its body, or the transport
+    // error) to the guard's admission: no network, the fuzz case's bytes instead.
     let mut judged = replaying(|request, upstream| head.judge().replay(request, upstream));
+    // Panics on a finding, with the case id, what is wrong and the reproducer.
     fuzz_adapter(fuzzer, &mut judged, data);
 });
