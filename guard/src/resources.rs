@@ -7,18 +7,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::names::is_plain_name;
 use crate::parse::parse;
-
-/// Whether `name` is a plain name: 1 to 128 of `A-Z a-z 0-9 _ . -`, and not `.` or `..`
-/// (the MCP tool-name alphabet). Only such names are ever joined onto a folder.
-pub(crate) fn is_plain_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
 
 /// Why a file of a contract folder cannot be a resource. The reason never quotes the
 /// file's contents.

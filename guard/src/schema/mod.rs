@@ -8,13 +8,15 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{sha256_hex, Diagnostic, Stage};
-use crate::cycles::in_place_ref_cycle_across;
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
 use crate::resources::{LocalRetriever, Resources};
 
 mod budget;
 pub use budget::MAX_IN_PLACE;
+mod cycles;
+pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
+use cycles::ref_cycle_in;
 mod diagnose;
 mod dialect;
 mod shape;
@@ -251,7 +253,7 @@ impl CompiledSchema {
         };
         check_patterns(&document)?;
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
-        if let Some(cycle) = crate::cycles::ref_cycle_in(&document, file_name, dialect) {
+        if let Some(cycle) = ref_cycle_in(&document, file_name, dialect) {
             return Err(SchemaError::RefCycle(cycle));
         }
         if let Some((at, count)) = budget::over_budget(&document) {

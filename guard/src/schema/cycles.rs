@@ -24,7 +24,7 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
-use crate::schema::Dialect;
+use super::dialect::Dialect;
 
 /// Keywords whose value is one subschema applied to the same value.
 const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];

@@ -8,14 +8,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
-use crate::input::{input_kind, InputKind, InputManifest};
+use crate::input::InputKind;
 use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use crate::names::is_plain_name;
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
-use crate::resources::{is_plain_name, read_regular, ReadRegularError, Resources};
+use crate::resources::{read_regular, ReadRegularError, Resources};
 use crate::retry::RetryPolicy;
 use crate::schema::{can_contain, CompiledSchema, SchemaError};
+
+mod error;
+mod fields;
+mod file_names;
+mod input_manifest;
+
+pub use error::ContractError;
+use error::invalid;
+pub use file_names::{schema_version, version_file};
+use input_manifest::{input_kind, InputManifest};
 
 /// The manifest's file name inside a contract folder.
 pub const MANIFEST: &str = "contract.toml";
@@ -23,67 +34,6 @@ pub const MANIFEST: &str = "contract.toml";
 /// Schema files are read with this nesting limit (schemas are trusted but still parsed
 /// strictly: a duplicate keyword in a schema is an error, not a silent override).
 const SCHEMA_MAX_DEPTH: usize = 256;
-
-/// Why a contract could not be loaded or built.
-///
-/// Its `Display` is the whole message (file, reason, what to do). No variant has a
-/// `source()`: an error chain (`anyhow`'s `{:#}`) prints each piece once.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ContractError {
-    /// A file could not be read.
-    #[error("reading {}: {error}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The reason.
-        error: std::io::Error,
-    },
-    /// A file of the contract folder cannot be one of its files: a symbolic link, not a
-    /// regular file, or (for a file a `$ref` names) unreadable or not strict JSON. The
-    /// reason never quotes the file's contents.
-    #[error("{}: {reason}", path.display())]
-    Resource {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong and what to do.
-        reason: String,
-    },
-    /// `contract.toml` is not valid TOML or not the manifest's shape (unknown keys are
-    /// errors).
-    #[error("{}: {}", path.display(), message.trim_end())]
-    Manifest {
-        /// The manifest file.
-        path: PathBuf,
-        /// The parser's message, with line and column.
-        message: String,
-    },
-    /// A schema file is not strict JSON. (The message names the problem and its byte
-    /// offset, never the bytes themselves.)
-    #[error("{}: not strict JSON: {}", path.display(), error.masked_message())]
-    SchemaJson {
-        /// The schema file.
-        path: PathBuf,
-        /// The parse failure.
-        error: crate::parse::ParseError,
-    },
-    /// A schema could not be compiled.
-    #[error("{}: {error}", path.display())]
-    Schema {
-        /// The schema file (or `<in memory>`).
-        path: PathBuf,
-        /// The reason.
-        error: SchemaError,
-    },
-    /// The tool name, a field, duration, code or limit of the manifest is wrong.
-    #[error("{location}: {reason}")]
-    Invalid {
-        /// Where in the manifest (`checks[1].field`, `retry.deadline`, …).
-        location: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
 
 /// Read a file of a contract folder: a regular file, never a link followed out of it.
 fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
@@ -99,12 +49,6 @@ fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
     })
 }
 
-pub(crate) fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
-    ContractError::Invalid {
-        location: location.into(),
-        reason: reason.into(),
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -542,26 +486,6 @@ impl ContractBuilder {
     }
 }
 
-/// The file of the contract schema at `version`: `v{version}.schema.json`.
-pub fn version_file(version: u32) -> String {
-    format!("v{version}.schema.json")
-}
-
-/// The version whose contract schema a file named `name` is: `v<digits>.schema.json`
-/// exactly as [`version_file`] writes it (no leading zero, no sign, within `u32`). `None`
-/// for every other name — a vendor schema such as `vendor.v2.schema.json`, a file a
-/// `$ref` names — which is never a contract schema version.
-pub fn schema_version(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix('v')?.strip_suffix(".schema.json")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let version: u32 = digits.parse().ok()?;
-    (version_file(version) == name).then_some(version)
-}
-
-/// A vendor schema's file: a `.json` file name in the contract folder that is not a
-/// contract schema version's (`v2.schema.json` would be read as both).
 /// Read, parse and compile `file`, a schema in the contract folder `dir` other than a
 /// version (a vendor schema, an error schema).
 fn compile_contract_file(
@@ -581,24 +505,6 @@ fn compile_contract_file(
         .map_err(|error| schema_error(&path, error, &resources))
 }
 
-pub(crate) fn check_vendor_file_name(file: &str) -> Result<(), ContractError> {
-    if !is_plain_name(file) || !file.ends_with(".json") {
-        return Err(invalid(
-            "input.schema",
-            format!("{file:?} is not a .json file name in the contract folder"),
-        ));
-    }
-    if schema_version(file).is_some() {
-        return Err(invalid(
-            "input.schema",
-            format!(
-                "{file:?} is the name of a contract schema version (v<N>.schema.json): name \
-                 the vendor schema otherwise, such as \"vendor.v1.schema.json\""
-            ),
-        ));
-    }
-    Ok(())
-}
 
 /// A tool name is a name, never a path: 1 to 128 of `A-Z a-z 0-9 _ . -` (the MCP
 /// tool-name rule), and not `.` or `..`. The harness makes folders of it.
@@ -662,14 +568,13 @@ fn schema_error(path: &Path, error: SchemaError, resources: &Resources) -> Contr
 
 /// The last checks shared by both ways of making a contract.
 fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
-    crate::fields::check(
+    fields::check(
         check_fields,
         inner.schema.document(),
         &inner.input,
         &inner.agent_fields,
         &inner.checks,
-    )
-    .map_err(|e| invalid(e.location, e.reason))?;
+    )?;
     Ok(Contract {
         inner: Arc::new(inner),
     })
