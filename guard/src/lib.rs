@@ -74,7 +74,7 @@ mod upstream;
 pub use audit::{
     sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Sha256Digest, Stage, Verdict,
 };
-pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
+pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck, DurationError};
 pub use contract::{
     load_schema_file, schema_version, version_file, Contract, ContractBuilder, ContractError,
     LintAllowance, MANIFEST,
@@ -85,7 +85,7 @@ pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_C
 pub use mcp::{ContentKind, McpInput, TextRule, STRUCTURED_CONTENT};
 pub use names::is_tool_name;
 pub use parse::{parse, parse_within, ParseError, ParseErrorKind};
-pub use pointer::Pointer;
+pub use pointer::{Pointer, PointerError};
 pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;
 pub use resources::Resources;

@@ -285,9 +285,8 @@ fn failure_rules(rules: Vec<FailureManifest>) -> Result<Vec<FailureRule>, Contra
             let equals = rule
                 .equals
                 .map(|v| {
-                    serde_json::to_value(v).map_err(|e| {
-                        invalid(format!("input.failure[{i}].equals"), e.to_string())
-                    })
+                    serde_json::to_value(v)
+                        .map_err(|e| invalid(format!("input.failure[{i}].equals"), e.to_string()))
                 })
                 .transpose()?;
             let code = failure_code(&format!("input.failure[{i}].code"), &rule.code)?;

@@ -23,8 +23,8 @@ mod fields;
 mod file_names;
 mod input_manifest;
 
-pub use error::ContractError;
 use error::invalid;
+pub use error::ContractError;
 pub use file_names::{schema_version, version_file};
 use input_manifest::{input_kind, InputManifest};
 
@@ -48,7 +48,6 @@ fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
         },
     })
 }
-
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -235,51 +234,9 @@ impl Contract {
         let input = input_kind(manifest.input, vendor_file, |file| {
             compile_contract_file(dir, &manifest.tool, file)
         })?;
-        let error_schema = match &input {
-            InputKind::Mcp(crate::McpInput {
-                error_schema: Some(file),
-                error_fields,
-                ..
-            }) => {
-                let compiled = compile_contract_file(dir, &manifest.tool, file)?;
-                for (i, field) in error_fields.iter().enumerate() {
-                    if !can_contain(compiled.document(), field.tokens()) {
-                        return Err(invalid(
-                            format!("input.error_fields[{i}]"),
-                            format!("{field} names a member {file} cannot contain"),
-                        ));
-                    }
-                }
-                Some(compiled)
-            }
-            _ => None,
-        };
-        if let InputKind::Vendor(vendor) = &input {
-            let pointers = vendor
-                .map
-                .iter()
-                .enumerate()
-                .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
-                .chain(
-                    vendor
-                        .failure
-                        .iter()
-                        .enumerate()
-                        .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
-                );
-            for (location, pointer) in pointers {
-                if vendor_file.is_none()
-                    && !can_contain(vendor.schema().document(), pointer.tokens())
-                {
-                    return Err(invalid(
-                        location,
-                        format!(
-                            "{pointer} names a member {} cannot contain",
-                            vendor.schema_file
-                        ),
-                    ));
-                }
-            }
+        let error_schema = error_schema(dir, &manifest.tool, &input)?;
+        if vendor_file.is_none() {
+            check_vendor_pointers(&input)?;
         }
         // Fields are checked against the current version's schema; an older version may
         // lack members added since (they are simply absent when replaying it).
@@ -486,6 +443,66 @@ impl ContractBuilder {
     }
 }
 
+/// An MCP contract's error schema (`[input] error_schema`), compiled, with every error
+/// field a member it can contain.
+fn error_schema(
+    dir: &Path,
+    tool: &str,
+    input: &InputKind,
+) -> Result<Option<CompiledSchema>, ContractError> {
+    let InputKind::Mcp(crate::McpInput {
+        error_schema: Some(file),
+        error_fields,
+        ..
+    }) = input
+    else {
+        return Ok(None);
+    };
+    let compiled = compile_contract_file(dir, tool, file)?;
+    for (i, field) in error_fields.iter().enumerate() {
+        if !can_contain(compiled.document(), field.tokens()) {
+            return Err(invalid(
+                format!("input.error_fields[{i}]"),
+                format!("{field} names a member {file} cannot contain"),
+            ));
+        }
+    }
+    Ok(Some(compiled))
+}
+
+/// Every pointer of a vendor contract (mapping sources, failure rules) names a member its
+/// vendor schema can contain. (Not with another vendor schema in place of the manifest's:
+/// that guard fails such responses closed, one by one.)
+fn check_vendor_pointers(input: &InputKind) -> Result<(), ContractError> {
+    let InputKind::Vendor(vendor) = input else {
+        return Ok(());
+    };
+    let pointers = vendor
+        .map
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
+        .chain(
+            vendor
+                .failure
+                .iter()
+                .enumerate()
+                .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
+        );
+    for (location, pointer) in pointers {
+        if !can_contain(vendor.schema().document(), pointer.tokens()) {
+            return Err(invalid(
+                location,
+                format!(
+                    "{pointer} names a member {} cannot contain",
+                    vendor.schema_file
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Read, parse and compile `file`, a schema in the contract folder `dir` other than a
 /// version (a vendor schema, an error schema).
 fn compile_contract_file(
@@ -504,7 +521,6 @@ fn compile_contract_file(
     CompiledSchema::compile(document, &source, &base, &resources)
         .map_err(|error| schema_error(&path, error, &resources))
 }
-
 
 /// A tool name is a name, never a path: 1 to 128 of `A-Z a-z 0-9 _ . -` (the MCP
 /// tool-name rule), and not `.` or `..`. The harness makes folders of it.
@@ -584,12 +600,16 @@ fn pointers(location: &str, fields: &[String]) -> Result<Vec<Pointer>, ContractE
     fields
         .iter()
         .enumerate()
-        .map(|(i, f)| Pointer::parse(f).map_err(|e| invalid(format!("{location}[{i}]"), e)))
+        .map(|(i, f)| {
+            Pointer::parse(f).map_err(|e| invalid(format!("{location}[{i}]"), e.to_string()))
+        })
         .collect()
 }
 
 fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError> {
-    let field = |f: &str| Pointer::parse(f).map_err(|e| invalid(format!("checks[{i}].field"), e));
+    let field = |f: &str| {
+        Pointer::parse(f).map_err(|e| invalid(format!("checks[{i}].field"), e.to_string()))
+    };
     Ok(match check {
         CheckManifest::EqualsParam { field: f, param } => CheckSpec::EqualsParam {
             field: field(&f)?,
@@ -606,9 +626,9 @@ fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError
         } => CheckSpec::Fresh {
             field: field(&f)?,
             max_age: parse_duration(&max_age)
-                .map_err(|e| invalid(format!("checks[{i}].max_age"), e))?,
+                .map_err(|e| invalid(format!("checks[{i}].max_age"), e.to_string()))?,
             max_skew: parse_duration(&max_skew)
-                .map_err(|e| invalid(format!("checks[{i}].max_skew"), e))?,
+                .map_err(|e| invalid(format!("checks[{i}].max_skew"), e.to_string()))?,
         },
     })
 }
@@ -617,7 +637,8 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
     if retry.max_attempts == 0 {
         return Err(invalid("retry.max_attempts", "must be at least 1"));
     }
-    let deadline = parse_duration(&retry.deadline).map_err(|e| invalid("retry.deadline", e))?;
+    let deadline =
+        parse_duration(&retry.deadline).map_err(|e| invalid("retry.deadline", e.to_string()))?;
     let deadline = deadline
         .try_into()
         .map_err(|_| invalid("retry.deadline", "out of range"))?;

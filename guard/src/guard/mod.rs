@@ -250,7 +250,7 @@ impl Guard {
         let message = format!("body exceeds max_bytes = {max_bytes}");
         let diagnostic = Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message)
             .with_byte_offset(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-        self.reject(audit, diagnostic)
+        self.rejected(audit, diagnostic)
     }
 
     fn record(&self, request: &Request, stage: Stage) -> AuditRecord {
@@ -271,7 +271,9 @@ impl Guard {
         }
     }
 
-    fn reject(&self, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
+    /// The admission of a rejected body: the diagnostic in the audit, the fixed failure
+    /// for the agent.
+    fn rejected(&self, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
         audit.stage = diagnostic.stage();
         audit.verdict = Verdict::Rejected;
         audit.diagnostic = Some(diagnostic);
@@ -306,7 +308,7 @@ impl Guard {
                     ..audit
                 },
             },
-            Err(diagnostic) => self.reject(audit, diagnostic),
+            Err(diagnostic) => self.rejected(audit, diagnostic),
         }
     }
 
@@ -469,11 +471,7 @@ impl Guard {
     }
 
     /// Stage 6: the agent value of an admitted envelope.
-    fn project(
-        &self,
-        request_id: &Arc<str>,
-        doc: Node<'_>,
-    ) -> Result<Judgement, Diagnostic> {
+    fn project(&self, request_id: &Arc<str>, doc: Node<'_>) -> Result<Judgement, Diagnostic> {
         let tool = &self.tool;
         match doc.get("outcome").and_then(Node::as_str) {
             Some("success") => {
