@@ -1,8 +1,6 @@
 //! Upstream failures and the retry policy. Retryability comes from the contract's policy,
-//! never from the upstream's own flag. The driver that applies it, [`Guard::call`]
+//! never from the upstream's own flag. The driver that applies it, `Guard::call`
 //! (`guard/call.rs`), judges every attempt afresh.
-//!
-//! [`Guard::call`]: crate::Guard::call
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

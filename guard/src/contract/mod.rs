@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::checks::{parse_duration, CheckSpec};
 use crate::input::InputKind;
 use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use crate::mcp::McpInput;
 use crate::names::is_plain_name;
 use crate::parse::parse;
 use crate::pointer::Pointer;
@@ -450,7 +451,7 @@ fn error_schema(
     tool: &str,
     input: &InputKind,
 ) -> Result<Option<CompiledSchema>, ContractError> {
-    let InputKind::Mcp(crate::McpInput {
+    let InputKind::Mcp(McpInput {
         error_schema: Some(file),
         error_fields,
         ..

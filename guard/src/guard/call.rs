@@ -1,5 +1,5 @@
 //! The retry driver: [`Guard::call`] judges every attempt afresh under the contract's
-//! [`RetryPolicy`](crate::RetryPolicy); a success is never carried over from one call to
+//! [`RetryPolicy`](crate::retry::RetryPolicy); a success is never carried over from one call to
 //! another.
 
 use std::time::{Duration, Instant};

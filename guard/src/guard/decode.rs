@@ -21,7 +21,7 @@ pub(super) enum Decoded<'a> {
     /// builds the envelope around it.
     Mapped(Map<String, Value>),
     /// An MCP result's `structuredContent`: judged by the envelope stages under
-    /// [`STRUCTURED_CONTENT`](crate::STRUCTURED_CONTENT).
+    /// [`STRUCTURED_CONTENT`](crate::mcp::STRUCTURED_CONTENT).
     Structured(Node<'a>),
     /// A failure the upstream declared: a vendor failure rule matched (no details), or an
     /// MCP result with `isError: true` (its `structuredContent`, if any, which the

@@ -286,7 +286,7 @@ impl Guard {
 
     /// The failure a response that could not be verified becomes: `INVALID_RESPONSE`,
     /// or for an MCP tool with side effects `OUTCOME_UNVERIFIED` (see
-    /// [`McpInput::unverified`](crate::McpInput::unverified)).
+    /// [`McpInput::unverified`](crate::mcp::McpInput::unverified)).
     pub fn unverified(&self) -> (ErrorCode, bool) {
         self.contract
             .input()

@@ -10,6 +10,7 @@ use std::fmt;
 use crate::audit::{sha256_hex, Diagnostic, Stage};
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
+use crate::pointer::Pointer;
 use crate::resources::{LocalRetriever, Resources};
 
 mod budget;
@@ -189,7 +190,7 @@ impl CompiledSchema {
     /// Whether an instance this schema admits can hold a member or item at `pointer`
     /// (a conservative reading: `false` only where every branch rules it out — a closed
     /// object without it, a non-container type).
-    pub fn can_contain(&self, pointer: &crate::Pointer) -> bool {
+    pub fn can_contain(&self, pointer: &Pointer) -> bool {
         can_contain(self.document(), pointer.tokens())
     }
 
