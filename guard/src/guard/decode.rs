@@ -52,30 +52,21 @@ pub(super) fn decode<'p, 'b: 'p>(
     body: &'b [u8],
     parsed: &'p mut Option<Document<'b>>,
 ) -> Result<Decoded<'p>, Diagnostic> {
-    if let InputKind::Lines(lines) = input {
-        let object = read_lines(lines, body)?;
-        if lines.map.is_empty() {
-            return Ok(Decoded::Mapped(object));
-        }
-        // An object of strings, one level: depth 2 always holds.
-        let data = with_reparsed(&Value::Object(object), 2, |source, _| {
-            map_data(&lines.map, source)
-        })?;
-        return Ok(Decoded::Mapped(data));
-    }
-    let doc = parsed
-        .insert(parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?)
-        .root();
     match input {
-        InputKind::Mcp(mcp) => Ok(match mcp::decode(mcp, request, doc, max_depth)? {
-            mcp::Decoded::Structured(structured) => Decoded::Structured(structured),
-            mcp::Decoded::ToolError(structured) => Decoded::Failure {
-                code: mcp.tool_error,
-                structured,
-            },
-            mcp::Decoded::RpcError(diagnostic) => Decoded::RpcError(diagnostic),
-        }),
+        InputKind::Envelope => Ok(Decoded::Envelope(parse_into(parsed, body, max_depth)?)),
+        InputKind::Mcp(mcp) => {
+            let doc = parse_into(parsed, body, max_depth)?;
+            Ok(match mcp::decode(mcp, request, doc, max_depth)? {
+                mcp::Decoded::Structured(structured) => Decoded::Structured(structured),
+                mcp::Decoded::ToolError(structured) => Decoded::Failure {
+                    code: mcp.tool_error,
+                    structured,
+                },
+                mcp::Decoded::RpcError(diagnostic) => Decoded::RpcError(diagnostic),
+            })
+        }
         InputKind::Vendor(vendor) => {
+            let doc = parse_into(parsed, body, max_depth)?;
             vendor
                 .schema()
                 .judge_doc(doc, body.len())
@@ -88,8 +79,28 @@ pub(super) fn decode<'p, 'b: 'p>(
             }
             Ok(Decoded::Mapped(map_data(&vendor.map, doc)?))
         }
-        _ => Ok(Decoded::Envelope(doc)),
+        InputKind::Lines(lines) => {
+            let object = read_lines(lines, body)?;
+            if lines.map.is_empty() {
+                return Ok(Decoded::Mapped(object));
+            }
+            // An object of strings, one level: depth 2 always holds.
+            let data = with_reparsed(&Value::Object(object), 2, |source, _| {
+                map_data(&lines.map, source)
+            })?;
+            Ok(Decoded::Mapped(data))
+        }
     }
+}
+
+/// The strict parse of `body` at `max_depth`, kept in `parsed`: its root.
+fn parse_into<'p, 'b: 'p>(
+    parsed: &'p mut Option<Document<'b>>,
+    body: &'b [u8],
+    max_depth: usize,
+) -> Result<Node<'p>, Diagnostic> {
+    let document = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
+    Ok(parsed.insert(document).root())
 }
 
 /// `value`, which the guard built, written out and read back by the strict parser at
