@@ -79,6 +79,20 @@ impl Verdict {
 /// is cut there, so a diagnostic's size does not depend on the body's.
 pub(crate) const MAX_TEXT_BYTES: usize = 512;
 
+/// A rejection by the decode step (an MCP message's shape, a vendor mapping, a command's
+/// lines) at instance path `at`. `masked` is `message` without the instance values it
+/// quotes; `None` when it quotes none (it is then its own masked form).
+pub(crate) fn decode_rejection(
+    keyword: &str,
+    at: &str,
+    message: impl Into<String>,
+    masked: Option<String>,
+) -> Diagnostic {
+    let message = message.into();
+    let masked = masked.unwrap_or_else(|| message.clone());
+    Diagnostic::new(Stage::Decode, keyword, message, masked).with_instance_path(at)
+}
+
 /// `value`'s `Display`, written into at most [`MAX_TEXT_BYTES`] bytes: formatting stops
 /// there (a huge value is never rendered whole) and the text ends with a cut mark.
 pub(crate) fn bounded(value: &(impl fmt::Display + ?Sized)) -> String {

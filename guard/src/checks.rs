@@ -256,18 +256,43 @@ pub trait CustomCheck: Send + Sync {
     fn check(&self, request: &Request, response: &Value) -> Result<(), CheckFailure>;
 }
 
+/// Why a text is not a contract duration ([`parse_duration`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurationError {
+    /// Not a duration at all.
+    #[error("{text:?} is not a duration such as \"15m\" or \"10s\": {reason}")]
+    NotADuration {
+        /// The text as given.
+        text: String,
+        /// The duration parser's reason.
+        reason: String,
+    },
+    /// A duration below zero.
+    #[error("{text:?} is negative")]
+    Negative {
+        /// The text as given.
+        text: String,
+    },
+}
+
 /// Parse a contract duration: `"15m"`, `"1h 30m"`, `"10s"`, `"250ms"` or ISO 8601
 /// `"PT15M"`; never negative.
 ///
 /// # Errors
 ///
-/// A sentence saying why the text is not a duration.
-pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
-    let duration: SignedDuration = text
-        .parse()
-        .map_err(|e| format!("{text:?} is not a duration such as \"15m\" or \"10s\": {e}"))?;
+/// A [`DurationError`] saying why the text is not a duration.
+pub fn parse_duration(text: &str) -> Result<SignedDuration, DurationError> {
+    let duration: SignedDuration =
+        text.parse()
+            .map_err(|e: jiff::Error| DurationError::NotADuration {
+                text: text.to_owned(),
+                reason: e.to_string(),
+            })?;
     if duration.is_negative() {
-        return Err(format!("{text:?} is negative"));
+        return Err(DurationError::Negative {
+            text: text.to_owned(),
+        });
     }
     Ok(duration)
 }

@@ -56,13 +56,12 @@ mod audit;
 mod binding;
 mod checks;
 mod contract;
-mod cycles;
 mod doc;
-mod fields;
 mod guard;
 mod input;
 mod limits;
 mod mcp;
+mod names;
 mod parse;
 mod pointer;
 mod projection;
@@ -75,25 +74,26 @@ mod upstream;
 pub use audit::{
     sha256_hex, AdapterInfo, AuditRecord, Diagnostic, Masked, Sha256Digest, Stage, Verdict,
 };
-pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck};
+pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck, DurationError};
 pub use contract::{
     load_schema_file, schema_version, version_file, Contract, ContractBuilder, ContractError,
     LintAllowance, MANIFEST,
 };
-pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
-pub use guard::{Admission, Guard, GuardBuilder};
+pub use guard::{Admission, Guard, GuardBuilder, RetryOutcome};
 pub use input::{InputKind, MAX_LINE_BYTES_CEILING};
 pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
 pub use mcp::{ContentKind, McpInput, TextRule, STRUCTURED_CONTENT};
+pub use names::is_tool_name;
 pub use parse::{parse, parse_within, ParseError, ParseErrorKind};
-pub use pointer::Pointer;
+pub use pointer::{Pointer, PointerError};
 pub use projection::{AgentValue, ErrorCode, Fields};
 pub use request::Request;
 pub use resources::Resources;
-pub use retry::{RetryOutcome, RetryPolicy, StopReason, TransportError};
+pub use retry::{RetryPolicy, StopReason, TransportError};
 pub use schema::{
-    CompiledSchema, Dialect, SchemaError, SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12,
-    MAX_EXPLAINED_BYTES, MAX_IN_PLACE, MAX_PATTERN_POSITIONS,
+    in_place_ref_cycle, in_place_ref_cycle_across, CompiledSchema, Dialect, SchemaError,
+    SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12, MAX_EXPLAINED_BYTES, MAX_IN_PLACE,
+    MAX_PATTERN_POSITIONS,
 };
 pub use upstream::{
     invisible, FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput,

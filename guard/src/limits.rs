@@ -13,7 +13,7 @@ pub const MAX_DEPTH_CEILING: usize = 512;
 /// per string with escapes: `["\n",…]` is the worst at 2.8×); validation reads the tape in
 /// place. So judging a body takes under 4× its size with the body counted, plus what the agent value copies out (the
 /// agent fields) and, for a rejection of up to
-/// [`MAX_EXPLAINED_BYTES`](crate::MAX_EXPLAINED_BYTES), its explanation (BENCHMARKS.md
+/// [`MAX_EXPLAINED_BYTES`](crate::schema::MAX_EXPLAINED_BYTES), its explanation (BENCHMARKS.md
 /// has the figures). A contract asking for more is a load error; `airlock validate
 /// --max-bytes` above it is a usage error.
 pub const MAX_BYTES_CEILING: u64 = 64 * 1024 * 1024;

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
-use crate::audit::{bounded, Diagnostic, Stage};
+use crate::audit::{bounded, decode_rejection, Diagnostic, Stage};
 use crate::doc::{Array, Node, Object};
 use crate::parse::{parse_doc, ParseError};
 use crate::pointer::Pointer;
@@ -162,17 +162,12 @@ pub(crate) fn expected_id(request: &Request) -> Cow<'_, Value> {
     }
 }
 
-fn reject(keyword: &str, at: &str, message: impl Into<String>) -> Diagnostic {
-    let message = message.into();
-    Diagnostic::new(Stage::Decode, keyword, message.clone(), message).with_instance_path(at)
-}
-
 /// The members of `object` outside `allowed`: the first one, as a rejection.
 fn closed(object: Object<'_>, allowed: &[&str], at: &str, what: &str) -> Result<(), Diagnostic> {
     match object.iter().find(|(key, _)| !allowed.contains(key)) {
         None => Ok(()),
         Some((key, _)) => {
-            let path = format!("{at}/{}", crate::pointer::escape(key));
+            let path = format!("{at}/{}", Pointer::escape_token(key));
             Err(Diagnostic::new(
                 Stage::Decode,
                 "additionalProperties",
@@ -196,10 +191,11 @@ pub(crate) fn decode<'a>(
     max_depth: usize,
 ) -> Result<Decoded<'a>, Diagnostic> {
     let Some(message) = doc.as_object() else {
-        return Err(reject(
+        return Err(decode_rejection(
             "type",
             "",
             "the message is not a JSON-RPC response object",
+            None,
         ));
     };
     closed(
@@ -209,25 +205,28 @@ pub(crate) fn decode<'a>(
         "the JSON-RPC response",
     )?;
     if message.get("jsonrpc").and_then(Node::as_str) != Some("2.0") {
-        return Err(reject(
+        return Err(decode_rejection(
             "jsonrpc",
             "/jsonrpc",
             "the message is not JSON-RPC 2.0: `jsonrpc` must be \"2.0\"",
+            None,
         ));
     }
     let answer = match (message.get("result"), message.get("error")) {
         (Some(_), Some(_)) => {
-            return Err(reject(
+            return Err(decode_rejection(
                 "oneOf",
                 "",
                 "the message has both `result` and `error`",
+                None,
             ))
         }
         (None, None) => {
-            return Err(reject(
+            return Err(decode_rejection(
                 "required",
                 "",
                 "the message is not a response: it has neither `result` nor `error`",
+                None,
             ))
         }
         (Some(value), None) => Ok(value),
@@ -270,7 +269,12 @@ fn bind_id(request: &Request, id: Option<Node<'_>>) -> Result<(), Diagnostic> {
 /// A JSON-RPC error object, closed: `code` (an integer), `message` (a string), `data`.
 fn rpc_error(error: Node<'_>) -> Result<Diagnostic, Diagnostic> {
     let Some(object) = error.as_object() else {
-        return Err(reject("type", "/error", "`error` is not an object"));
+        return Err(decode_rejection(
+            "type",
+            "/error",
+            "`error` is not an object",
+            None,
+        ));
     };
     closed(
         object,
@@ -282,26 +286,29 @@ fn rpc_error(error: Node<'_>) -> Result<Diagnostic, Diagnostic> {
         Some(code) => match code.as_number() {
             Some(code) if code.is_i64() || code.is_u64() => code,
             _ => {
-                return Err(reject(
+                return Err(decode_rejection(
                     "code",
                     "/error/code",
                     "the JSON-RPC error has no integer `code`",
+                    None,
                 ))
             }
         },
         _ => {
-            return Err(reject(
+            return Err(decode_rejection(
                 "code",
                 "/error/code",
                 "the JSON-RPC error has no integer `code`",
+                None,
             ))
         }
     };
     if object.get("message").and_then(Node::as_str).is_none() {
-        return Err(reject(
+        return Err(decode_rejection(
             "message",
             "/error/message",
             "the JSON-RPC error has no string `message`",
+            None,
         ));
     }
     let message = object
@@ -325,7 +332,12 @@ fn result<'a>(
     max_depth: usize,
 ) -> Result<Decoded<'a>, Diagnostic> {
     let Some(result) = result.as_object() else {
-        return Err(reject("type", "/result", "`result` is not an object"));
+        return Err(decode_rejection(
+            "type",
+            "/result",
+            "`result` is not an object",
+            None,
+        ));
     };
     closed(
         result,
@@ -343,33 +355,41 @@ fn result<'a>(
         None => {}
         Some(kind) if kind.as_str() == Some("complete") => {}
         Some(_) => {
-            return Err(reject(
+            return Err(decode_rejection(
                 "resultType",
                 "/result/resultType",
                 "the result is not complete: only `resultType: \"complete\"` is a tool result \
                  (a task or an input request is not an answer)",
+                None,
             ))
         }
     }
     if !result.get("_meta").is_none_or(Node::is_object) {
-        return Err(reject("type", "/result/_meta", "`_meta` is not an object"));
+        return Err(decode_rejection(
+            "type",
+            "/result/_meta",
+            "`_meta` is not an object",
+            None,
+        ));
     }
     let is_error = match result.get("isError").map(Node::as_bool) {
         None | Some(Some(false)) => false,
         Some(Some(true)) => true,
         Some(None) => {
-            return Err(reject(
+            return Err(decode_rejection(
                 "type",
                 "/result/isError",
                 "`isError` is not a boolean",
+                None,
             ))
         }
     };
     let Some(content) = result.get("content").and_then(Node::as_array) else {
-        return Err(reject(
+        return Err(decode_rejection(
             "content",
             "/result/content",
             "the result has no `content` array",
+            None,
         ));
     };
     let texts = content_blocks(input, content)?;
@@ -378,20 +398,22 @@ fn result<'a>(
         return Ok(Decoded::ToolError(structured));
     }
     let Some(structured) = structured else {
-        return Err(reject(
+        return Err(decode_rejection(
             "structuredContent",
             "/result",
             "the result has no `structuredContent`: the tool's output schema has nothing to \
              judge (text alone is never admitted)",
+            None,
         ));
     };
     if !structured.is_object() {
         // MCP: structured content is a JSON object; a contract's schema that admits more
         // (`true`, an array) never makes a string or an array one.
-        return Err(reject(
+        return Err(decode_rejection(
             "structuredContent",
             STRUCTURED_CONTENT,
             "`structuredContent` is not a JSON object (MCP requires one)",
+            None,
         ));
     }
     match input.text {
@@ -419,10 +441,11 @@ fn content_blocks<'a>(
     for (index, block) in content.iter().enumerate() {
         let at = format!("/result/content/{index}");
         let Some(object) = block.as_object() else {
-            return Err(reject(
+            return Err(decode_rejection(
                 "type",
                 &at,
                 format!("content block {index} is not an object"),
+                None,
             ));
         };
         match object.get("type").and_then(Node::as_str) {
@@ -434,10 +457,11 @@ fn content_blocks<'a>(
                     &format!("text block {index}"),
                 )?;
                 let Some(text) = object.get("text").and_then(Node::as_str) else {
-                    return Err(reject(
+                    return Err(decode_rejection(
                         "text",
                         &format!("{at}/text"),
                         format!("text block {index} has no string `text`"),
+                        None,
                     ));
                 };
                 texts.push((index, text));
@@ -460,10 +484,11 @@ fn content_blocks<'a>(
                 }
             },
             None => {
-                return Err(reject(
+                return Err(decode_rejection(
                     "type",
                     &format!("{at}/type"),
                     format!("content block {index} has no string `type`"),
+                    None,
                 ))
             }
         }

@@ -4,6 +4,24 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
+/// Why a text is not a JSON Pointer ([`Pointer::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointerError {
+    /// A non-empty pointer that does not start with `/`.
+    #[error("JSON pointer {text:?} must start with '/'")]
+    NoLeadingSlash {
+        /// The text as given.
+        text: String,
+    },
+    /// A `~` that is not `~0` or `~1`.
+    #[error("JSON pointer {text:?} has a bad '~' escape")]
+    BadEscape {
+        /// The text as given.
+        text: String,
+    },
+}
+
 /// A parsed JSON Pointer such as `/data/run_id`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Pointer {
@@ -16,8 +34,8 @@ impl Pointer {
     ///
     /// # Errors
     ///
-    /// A sentence naming what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// A [`PointerError`] naming what is wrong.
+    pub fn parse(text: &str) -> Result<Self, PointerError> {
         if text.is_empty() {
             return Ok(Self {
                 text: String::new(),
@@ -25,7 +43,9 @@ impl Pointer {
             });
         }
         let Some(rest) = text.strip_prefix('/') else {
-            return Err(format!("JSON pointer {text:?} must start with '/'"));
+            return Err(PointerError::NoLeadingSlash {
+                text: text.to_owned(),
+            });
         };
         let mut tokens = Vec::new();
         for raw in rest.split('/') {
@@ -37,7 +57,11 @@ impl Pointer {
                     (_, true) => match chars.next() {
                         Some('0') => token.push('~'),
                         Some('1') => token.push('/'),
-                        _ => return Err(format!("JSON pointer {text:?} has a bad '~' escape")),
+                        _ => {
+                            return Err(PointerError::BadEscape {
+                                text: text.to_owned(),
+                            })
+                        }
                     },
                 }
             }
@@ -65,6 +89,24 @@ impl Pointer {
         match self.tokens.split_first() {
             Some((first, rest)) if first == "data" && !rest.is_empty() => rest,
             _ => &self.tokens,
+        }
+    }
+
+    /// `token` escaped as one reference token of a pointer (RFC 6901: `~` as `~0`, then
+    /// `/` as `~1`); borrowed when there is nothing to escape. The one escaping of the
+    /// guard: a pointer is built as `format!("{at}/{}", Pointer::escape_token(name))`.
+    ///
+    /// ```
+    /// use airlock_guard::Pointer;
+    ///
+    /// assert_eq!(Pointer::escape_token("a/b~c"), "a~1b~0c");
+    /// assert_eq!(Pointer::escape_token("plain"), "plain");
+    /// ```
+    pub fn escape_token(token: &str) -> Cow<'_, str> {
+        if token.contains(['~', '/']) {
+            Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+        } else {
+            Cow::Borrowed(token)
         }
     }
 
@@ -97,15 +139,6 @@ pub(crate) fn member<'v>(map: &'v Map<String, Value>, name: &str) -> Option<&'v 
 }
 
 /// A reference token as an array index: digits without a leading zero (RFC 6901).
-/// `token` escaped for a JSON Pointer (`~` as `~0`, `/` as `~1`).
-pub(crate) fn escape(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
-        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
-    } else {
-        Cow::Borrowed(token)
-    }
-}
-
 pub(crate) fn array_index(token: &str) -> Option<usize> {
     if token.len() > 1 && token.starts_with('0') {
         return None;

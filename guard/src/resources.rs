@@ -7,22 +7,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::names::is_plain_name;
 use crate::parse::parse;
-
-/// Whether `name` is a plain name: 1 to 128 of `A-Z a-z 0-9 _ . -`, and not `.` or `..`
-/// (the MCP tool-name alphabet). Only such names are ever joined onto a folder.
-pub(crate) fn is_plain_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
 
 /// Why a file of a contract folder cannot be a resource. The reason never quotes the
 /// file's contents.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
 pub(crate) struct ResourceError {
     pub(crate) path: PathBuf,
     pub(crate) reason: String,
@@ -142,8 +133,8 @@ impl Resources {
     ///
     /// # Errors
     ///
-    /// The reason, naming the file, when the file the URI names cannot be a resource.
-    pub(crate) fn fetch(&self, uri: &str) -> Result<Option<Value>, String> {
+    /// The file the URI names and the reason, when that file cannot be a resource.
+    pub(crate) fn fetch(&self, uri: &str) -> Result<Option<Value>, ResourceError> {
         let key = without_fragment(uri);
         if let Some(document) = self.by_uri.get(key) {
             return Ok(Some(document.clone()));
@@ -166,7 +157,7 @@ impl Folder {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn fetch(&self, key: &str) -> Result<Option<Value>, String> {
+    fn fetch(&self, key: &str) -> Result<Option<Value>, ResourceError> {
         let Some(slash) = key.rfind('/') else {
             return Ok(None);
         };
@@ -188,19 +179,18 @@ impl Folder {
     }
 
     /// The document of file `name`, read and parsed on first use.
-    fn file(&self, name: &str) -> Result<Option<Arc<Value>>, String> {
+    fn file(&self, name: &str) -> Result<Option<Arc<Value>>, ResourceError> {
         if let Some(known) = self.state().files.get(name) {
             return Ok(known.clone());
         }
         let path = self.dir.join(name);
         let refuse = |reason: String| {
-            let mut state = self.state();
-            let message = format!("{}: {reason}", path.display());
-            state.failure.get_or_insert(ResourceError {
+            let error = ResourceError {
                 path: path.clone(),
                 reason,
-            });
-            message
+            };
+            self.state().failure.get_or_insert_with(|| error.clone());
+            error
         };
         let bytes = match read_regular(&path) {
             Ok(bytes) => bytes,
@@ -260,7 +250,7 @@ impl jsonschema::Retrieve for LocalRetriever {
                 self.0.scope.unwrap_or("the contract's own schema files")
             )
             .into()),
-            Err(reason) => Err(reason.into()),
+            Err(error) => Err(error.to_string().into()),
         }
     }
 }

@@ -1,14 +1,12 @@
-//! Upstream failures and retries. Retryability comes from the contract's policy, never
-//! from the upstream's own flag; every attempt is judged afresh and a success is never
-//! carried over from one call to another.
+//! Upstream failures and the retry policy. Retryability comes from the contract's policy,
+//! never from the upstream's own flag. The driver that applies it, `Guard::call`
+//! (`guard/call.rs`), judges every attempt afresh.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::guard::{Admission, Guard};
 use crate::projection::ErrorCode;
-use crate::request::Request;
 
 /// A failure before any body arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -127,88 +125,4 @@ pub enum StopReason {
     AttemptsExhausted,
     /// The deadline passed before another attempt could start.
     DeadlinePassed,
-}
-
-/// The result of [`Guard::call`]: the final admission and every attempt's.
-#[derive(Debug)]
-pub struct RetryOutcome {
-    attempts: Vec<Admission>,
-    stop: StopReason,
-}
-
-impl RetryOutcome {
-    /// The last attempt's admission: what the agent is given.
-    pub fn final_admission(&self) -> &Admission {
-        self.attempts
-            .last()
-            .expect("the driver always makes at least one attempt")
-    }
-
-    /// Every attempt, in order (each with its own audit record).
-    pub fn attempts(&self) -> &[Admission] {
-        &self.attempts
-    }
-
-    /// Why the driver stopped.
-    pub fn stop_reason(&self) -> StopReason {
-        self.stop
-    }
-}
-
-impl Guard {
-    /// Call `upstream` under the contract's retry policy, judging every attempt afresh.
-    ///
-    /// `upstream` gets the 1-based attempt number and returns the raw body or a transport
-    /// error. The driver stops on the first admitted response, on a failure the policy does
-    /// not retry, after `max_attempts`, or when the deadline has passed.
-    pub fn call<F>(&self, request: &Request, upstream: F) -> RetryOutcome
-    where
-        F: FnMut(u32) -> Result<Vec<u8>, TransportError>,
-    {
-        let start = Instant::now();
-        self.call_with_clock(request, upstream, || start.elapsed())
-    }
-
-    /// [`Guard::call`] with an injected clock (`elapsed` since the first attempt), for
-    /// deterministic tests.
-    pub fn call_with_clock<F, C>(
-        &self,
-        request: &Request,
-        mut upstream: F,
-        mut elapsed: C,
-    ) -> RetryOutcome
-    where
-        F: FnMut(u32) -> Result<Vec<u8>, TransportError>,
-        C: FnMut() -> Duration,
-    {
-        let policy = self.contract().retry();
-        let mut attempts = Vec::new();
-        let mut attempt = 1;
-        loop {
-            let mut admission = match upstream(attempt) {
-                Ok(body) => self.admit(request, &body),
-                Err(error) => self.admit_transport_error(request, error),
-            };
-            admission.set_attempt(attempt);
-            let retry = match admission.agent().error() {
-                None => false,
-                Some((_, retryable)) => retryable,
-            };
-            let settled = admission.audit().verdict().is_admitted() && !retry;
-            attempts.push(admission);
-            let stop = if settled {
-                StopReason::Settled
-            } else if !retry {
-                StopReason::NotRetryable
-            } else if attempt >= policy.max_attempts() {
-                StopReason::AttemptsExhausted
-            } else if elapsed() >= policy.deadline() {
-                StopReason::DeadlinePassed
-            } else {
-                attempt += 1;
-                continue;
-            };
-            return RetryOutcome { attempts, stop };
-        }
-    }
 }

@@ -19,7 +19,7 @@ use jiff::SignedDuration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::audit::{bounded, Diagnostic, Stage};
+use crate::audit::{bounded, decode_rejection, Diagnostic};
 use crate::doc::Node;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
@@ -138,10 +138,6 @@ pub struct LinesInput {
     pub map: Vec<Mapping>,
 }
 
-fn reject(keyword: &str, at: &str, message: String, masked: impl Into<String>) -> Diagnostic {
-    Diagnostic::new(Stage::Decode, keyword, message, masked).with_instance_path(at)
-}
-
 /// The failure code of the first rule the vendor document matches.
 pub(crate) fn failure_code(rules: &[FailureRule], doc: Node<'_>) -> Option<ErrorCode> {
     rules.iter().find_map(|rule| {
@@ -164,7 +160,7 @@ pub(crate) fn map_data(
             if mapping.optional {
                 continue;
             }
-            return Err(reject(
+            return Err(decode_rejection(
                 "mapping",
                 mapping.from.as_str(),
                 format!(
@@ -172,11 +168,14 @@ pub(crate) fn map_data(
                      upstream fails closed",
                     mapping.from, mapping.field
                 ),
-                format!("the source has no member mapped to data.{}", mapping.field),
+                Some(format!(
+                    "the source has no member mapped to data.{}",
+                    mapping.field
+                )),
             ));
         };
         let value = normalise(&mapping.normalise, found).map_err(|why| {
-            reject(
+            decode_rejection(
                 "normalise",
                 mapping.from.as_str(),
                 format!(
@@ -185,7 +184,10 @@ pub(crate) fn map_data(
                     mapping.field,
                     bounded(&found)
                 ),
-                format!("{} (mapped to data.{}) {why}", mapping.from, mapping.field),
+                Some(format!(
+                    "{} (mapped to data.{}) {why}",
+                    mapping.from, mapping.field
+                )),
             )
         })?;
         data.insert(mapping.field.clone(), value);
@@ -393,16 +395,16 @@ pub(crate) fn read_lines(
     body: &[u8],
 ) -> Result<Map<String, Value>, Diagnostic> {
     if body.starts_with(b"\xEF\xBB\xBF") {
-        return Err(reject(
+        return Err(decode_rejection(
             "encoding",
             "",
-            "the output starts with a byte order mark".into(),
             "the output starts with a byte order mark",
+            None,
         ));
     }
     let text = std::str::from_utf8(body).map_err(|e| {
         let message = format!("the output is not UTF-8 (byte {})", e.valid_up_to());
-        reject("encoding", "", message.clone(), message)
+        decode_rejection("encoding", "", message, None)
     })?;
     if let Some(at) =
         text.find(|c: char| (c.is_control() && c != '\n' && c != '\r') || invisible(c))
@@ -415,30 +417,25 @@ pub(crate) fn read_lines(
             _ => "a control character",
         };
         let message = format!("the output holds {what} (U+{:04X}) at byte {at}", c as u32);
-        return Err(reject("control_character", "", message.clone(), message));
+        return Err(decode_rejection("control_character", "", message, None));
     }
     let ending = match grammar.line_ending {
         LineEnding::Lf => "\n",
         LineEnding::CrLf => "\r\n",
     };
     if text.is_empty() {
-        return Err(reject(
-            "lines",
-            "",
-            "the output is empty".into(),
-            "the output is empty",
-        ));
+        return Err(decode_rejection("lines", "", "the output is empty", None));
     }
     let Some(complete) = text.strip_suffix(ending) else {
         let message = "the output does not end with the declared line ending (truncated?)";
-        return Err(reject("line_ending", "", message.into(), message));
+        return Err(decode_rejection("line_ending", "", message, None));
     };
     let mut values: Vec<Option<String>> = vec![None; grammar.keys.len()];
     for (index, line) in complete.split(ending).enumerate() {
         let number = index + 1;
         if line.contains(['\r', '\n']) {
             let message = format!("line {number} ends otherwise than the declared line ending");
-            return Err(reject("line_ending", "", message.clone(), message));
+            return Err(decode_rejection("line_ending", "", message, None));
         }
         if line.len() > grammar.max_line_bytes {
             let message = format!(
@@ -446,10 +443,10 @@ pub(crate) fn read_lines(
                 line.len(),
                 grammar.max_line_bytes
             );
-            return Err(reject("max_line_bytes", "", message.clone(), message));
+            return Err(decode_rejection("max_line_bytes", "", message, None));
         }
         let Some((key, value)) = line.split_once(grammar.separator.as_str()) else {
-            return Err(reject(
+            return Err(decode_rejection(
                 "line",
                 "",
                 format!(
@@ -457,36 +454,34 @@ pub(crate) fn read_lines(
                     grammar.separator,
                     bounded(&format!("{line:?}"))
                 ),
-                format!("line {number} is not `key{}value`", grammar.separator),
+                Some(format!(
+                    "line {number} is not `key{}value`",
+                    grammar.separator
+                )),
             ));
         };
         let Some(slot) = grammar.keys.iter().position(|k| k == key) else {
-            return Err(reject(
+            return Err(decode_rejection(
                 "key",
                 "",
                 format!(
                     "line {number} has the key {}, not one of the declared keys",
                     bounded(&format!("{key:?}"))
                 ),
-                format!("line {number} has a key that is not declared"),
+                Some(format!("line {number} has a key that is not declared")),
             ));
         };
         if value.trim() != value {
             let message = format!("line {number} ({key}): white space around the value");
-            return Err(reject(
-                "value",
-                &format!("/{key}"),
-                message.clone(),
-                message,
-            ));
+            return Err(decode_rejection("value", &format!("/{key}"), message, None));
         }
         if values[slot].replace(value.to_owned()).is_some() {
             let message = format!("line {number}: the key {key} appears twice");
-            return Err(reject(
+            return Err(decode_rejection(
                 "duplicate_key",
                 &format!("/{key}"),
-                message.clone(),
                 message,
+                None,
             ));
         }
     }
@@ -494,11 +489,11 @@ pub(crate) fn read_lines(
     for (key, value) in grammar.keys.iter().zip(values) {
         let Some(value) = value else {
             let message = format!("the key {key} is missing");
-            return Err(reject(
+            return Err(decode_rejection(
                 "missing_key",
                 &format!("/{key}"),
-                message.clone(),
                 message,
+                None,
             ));
         };
         object.insert(key.clone(), Value::String(value));

@@ -53,7 +53,7 @@ pub enum ParseErrorKind {
     /// Bytes after the value (a second document, garbage, an unclosed HTML tail).
     TrailingBytes,
     /// A body of 512 MiB or more: past what the parsed form addresses (the guard's own
-    /// limit, [`MAX_BYTES_CEILING`](crate::MAX_BYTES_CEILING), is far below).
+    /// limit, [`MAX_BYTES_CEILING`](crate::limits::MAX_BYTES_CEILING), is far below).
     TooLarge,
     /// More values than [`parse_within`](crate::parse_within)'s budget allowed.
     TooManyValues {

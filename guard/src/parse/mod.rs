@@ -62,7 +62,7 @@ fn plain_run(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Parse `bytes` as one strict JSON document nested at most `max_depth` containers deep
-/// (and never deeper than [`MAX_DEPTH_CEILING`](crate::MAX_DEPTH_CEILING), whatever is asked).
+/// (and never deeper than [`MAX_DEPTH_CEILING`](crate::limits::MAX_DEPTH_CEILING), whatever is asked).
 ///
 /// A top-level scalar has depth 0; `{}` has depth 1. Integers within 64 bits stay
 /// integers; `-0` and numbers with a fraction or exponent become `f64`.

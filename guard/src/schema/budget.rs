@@ -9,6 +9,8 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
+use crate::pointer::Pointer;
+
 /// The most subschemas one schema may apply in place to one value. A hand-written or
 /// generated schema applies a few hundred at most (every branch of a large `oneOf`, each
 /// with its references); 2^17 is past anything but a blow-up.
@@ -48,7 +50,7 @@ pub(crate) fn over_budget(document: &Value) -> Option<(String, u64)> {
                         continue;
                     }
                     if child.is_object() || child.is_array() {
-                        todo.push((child, format!("{at}/{}", escape(key))));
+                        todo.push((child, format!("{at}/{}", Pointer::escape_token(key))));
                     }
                 }
             }
@@ -103,7 +105,10 @@ impl<'a> Costs<'a> {
         }
         if let Some(Value::Object(dependents)) = map.get("dependentSchemas") {
             for (name, branch) in dependents {
-                let c = self.cost(branch, &format!("{at}/dependentSchemas/{}", escape(name)));
+                let c = self.cost(
+                    branch,
+                    &format!("{at}/dependentSchemas/{}", Pointer::escape_token(name)),
+                );
                 total = total.saturating_add(c);
             }
         }
@@ -121,10 +126,6 @@ impl<'a> Costs<'a> {
         self.memo.insert(at.to_owned(), total);
         total
     }
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

@@ -8,13 +8,16 @@ use serde_json::Value;
 use std::fmt;
 
 use crate::audit::{sha256_hex, Diagnostic, Stage};
-use crate::cycles::in_place_ref_cycle_across;
 use crate::doc::{Doc, Node};
 use crate::parse::{parse_doc, ParseError};
+use crate::pointer::Pointer;
 use crate::resources::{LocalRetriever, Resources};
 
 mod budget;
 pub use budget::MAX_IN_PLACE;
+mod cycles;
+use cycles::ref_cycle_in;
+pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 mod diagnose;
 mod dialect;
 mod shape;
@@ -187,7 +190,7 @@ impl CompiledSchema {
     /// Whether an instance this schema admits can hold a member or item at `pointer`
     /// (a conservative reading: `false` only where every branch rules it out — a closed
     /// object without it, a non-container type).
-    pub fn can_contain(&self, pointer: &crate::Pointer) -> bool {
+    pub fn can_contain(&self, pointer: &Pointer) -> bool {
         can_contain(self.document(), pointer.tokens())
     }
 
@@ -251,7 +254,7 @@ impl CompiledSchema {
         };
         check_patterns(&document)?;
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
-        if let Some(cycle) = crate::cycles::ref_cycle_in(&document, file_name, dialect) {
+        if let Some(cycle) = ref_cycle_in(&document, file_name, dialect) {
             return Err(SchemaError::RefCycle(cycle));
         }
         if let Some((at, count)) = budget::over_budget(&document) {

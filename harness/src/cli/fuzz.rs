@@ -94,7 +94,7 @@ fn runs(args: &FuzzArgs) -> Option<u64> {
 }
 
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    let duration = airlock_guard::parse_duration(text)?;
+    let duration = airlock_guard::parse_duration(text).map_err(|e| e.to_string())?;
     Duration::try_from(duration).map_err(|e| format!("{text:?}: {e}"))
 }
 

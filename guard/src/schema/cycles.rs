@@ -24,7 +24,8 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
-use crate::schema::Dialect;
+use super::dialect::Dialect;
+use crate::pointer::Pointer;
 
 /// Keywords whose value is one subschema applied to the same value.
 const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
@@ -171,7 +172,7 @@ impl<'a> Graph<'a> {
                 out.extend(
                     members
                         .keys()
-                        .map(|k| format!("{pointer}/{keyword}/{}", escape(k))),
+                        .map(|k| format!("{pointer}/{keyword}/{}", Pointer::escape_token(k))),
                 );
             }
         }
@@ -281,7 +282,7 @@ fn subschemas(map: &serde_json::Map<String, Value>) -> Vec<(String, &Value)> {
         let keyword_str = keyword.as_str();
         let tuple = keyword_str == "items" && value.is_array();
         if !tuple && (IN_PLACE_ONE.contains(&keyword_str) || CHILD_ONE.contains(&keyword_str)) {
-            out.push((escape(keyword), value));
+            out.push((Pointer::escape_token(keyword).into_owned(), value));
         } else if tuple || IN_PLACE_MANY.contains(&keyword_str) || CHILD_MANY.contains(&keyword_str)
         {
             if let Value::Array(items) = value {
@@ -289,24 +290,25 @@ fn subschemas(map: &serde_json::Map<String, Value>) -> Vec<(String, &Value)> {
                     items
                         .iter()
                         .enumerate()
-                        .map(|(i, v)| (format!("{}/{i}", escape(keyword)), v)),
+                        .map(|(i, v)| (format!("{}/{i}", Pointer::escape_token(keyword)), v)),
                 );
             }
         } else if IN_PLACE_MAP.contains(&keyword_str) || CHILD_MAP.contains(&keyword_str) {
             if let Value::Object(members) = value {
-                out.extend(
-                    members
-                        .iter()
-                        .map(|(k, v)| (format!("{}/{}", escape(keyword), escape(k)), v)),
-                );
+                out.extend(members.iter().map(|(k, v)| {
+                    (
+                        format!(
+                            "{}/{}",
+                            Pointer::escape_token(keyword),
+                            Pointer::escape_token(k)
+                        ),
+                        v,
+                    )
+                }));
             }
         }
     }
     out
-}
-
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 /// `%XX` escapes of a URI fragment decoded; `None` when one is malformed.

@@ -8,14 +8,26 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
-use crate::input::{input_kind, InputKind, InputManifest};
+use crate::input::InputKind;
 use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use crate::mcp::McpInput;
+use crate::names::is_plain_name;
 use crate::parse::parse;
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
-use crate::resources::{is_plain_name, read_regular, ReadRegularError, Resources};
+use crate::resources::{read_regular, ReadRegularError, Resources};
 use crate::retry::RetryPolicy;
 use crate::schema::{can_contain, CompiledSchema, SchemaError};
+
+mod error;
+mod fields;
+mod file_names;
+mod input_manifest;
+
+use error::invalid;
+pub use error::ContractError;
+pub use file_names::{schema_version, version_file};
+use input_manifest::{input_kind, InputManifest};
 
 /// The manifest's file name inside a contract folder.
 pub const MANIFEST: &str = "contract.toml";
@@ -23,67 +35,6 @@ pub const MANIFEST: &str = "contract.toml";
 /// Schema files are read with this nesting limit (schemas are trusted but still parsed
 /// strictly: a duplicate keyword in a schema is an error, not a silent override).
 const SCHEMA_MAX_DEPTH: usize = 256;
-
-/// Why a contract could not be loaded or built.
-///
-/// Its `Display` is the whole message (file, reason, what to do). No variant has a
-/// `source()`: an error chain (`anyhow`'s `{:#}`) prints each piece once.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ContractError {
-    /// A file could not be read.
-    #[error("reading {}: {error}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The reason.
-        error: std::io::Error,
-    },
-    /// A file of the contract folder cannot be one of its files: a symbolic link, not a
-    /// regular file, or (for a file a `$ref` names) unreadable or not strict JSON. The
-    /// reason never quotes the file's contents.
-    #[error("{}: {reason}", path.display())]
-    Resource {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong and what to do.
-        reason: String,
-    },
-    /// `contract.toml` is not valid TOML or not the manifest's shape (unknown keys are
-    /// errors).
-    #[error("{}: {}", path.display(), message.trim_end())]
-    Manifest {
-        /// The manifest file.
-        path: PathBuf,
-        /// The parser's message, with line and column.
-        message: String,
-    },
-    /// A schema file is not strict JSON. (The message names the problem and its byte
-    /// offset, never the bytes themselves.)
-    #[error("{}: not strict JSON: {}", path.display(), error.masked_message())]
-    SchemaJson {
-        /// The schema file.
-        path: PathBuf,
-        /// The parse failure.
-        error: crate::parse::ParseError,
-    },
-    /// A schema could not be compiled.
-    #[error("{}: {error}", path.display())]
-    Schema {
-        /// The schema file (or `<in memory>`).
-        path: PathBuf,
-        /// The reason.
-        error: SchemaError,
-    },
-    /// The tool name, a field, duration, code or limit of the manifest is wrong.
-    #[error("{location}: {reason}")]
-    Invalid {
-        /// Where in the manifest (`checks[1].field`, `retry.deadline`, …).
-        location: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
 
 /// Read a file of a contract folder: a regular file, never a link followed out of it.
 fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
@@ -97,13 +48,6 @@ fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
             reason: reason.to_owned(),
         },
     })
-}
-
-pub(crate) fn invalid(location: impl Into<String>, reason: impl Into<String>) -> ContractError {
-    ContractError::Invalid {
-        location: location.into(),
-        reason: reason.into(),
-    }
 }
 
 #[derive(Deserialize)]
@@ -291,51 +235,9 @@ impl Contract {
         let input = input_kind(manifest.input, vendor_file, |file| {
             compile_contract_file(dir, &manifest.tool, file)
         })?;
-        let error_schema = match &input {
-            InputKind::Mcp(crate::McpInput {
-                error_schema: Some(file),
-                error_fields,
-                ..
-            }) => {
-                let compiled = compile_contract_file(dir, &manifest.tool, file)?;
-                for (i, field) in error_fields.iter().enumerate() {
-                    if !can_contain(compiled.document(), field.tokens()) {
-                        return Err(invalid(
-                            format!("input.error_fields[{i}]"),
-                            format!("{field} names a member {file} cannot contain"),
-                        ));
-                    }
-                }
-                Some(compiled)
-            }
-            _ => None,
-        };
-        if let InputKind::Vendor(vendor) = &input {
-            let pointers = vendor
-                .map
-                .iter()
-                .enumerate()
-                .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
-                .chain(
-                    vendor
-                        .failure
-                        .iter()
-                        .enumerate()
-                        .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
-                );
-            for (location, pointer) in pointers {
-                if vendor_file.is_none()
-                    && !can_contain(vendor.schema().document(), pointer.tokens())
-                {
-                    return Err(invalid(
-                        location,
-                        format!(
-                            "{pointer} names a member {} cannot contain",
-                            vendor.schema_file
-                        ),
-                    ));
-                }
-            }
+        let error_schema = error_schema(dir, &manifest.tool, &input)?;
+        if vendor_file.is_none() {
+            check_vendor_pointers(&input)?;
         }
         // Fields are checked against the current version's schema; an older version may
         // lack members added since (they are simply absent when replaying it).
@@ -542,26 +444,66 @@ impl ContractBuilder {
     }
 }
 
-/// The file of the contract schema at `version`: `v{version}.schema.json`.
-pub fn version_file(version: u32) -> String {
-    format!("v{version}.schema.json")
-}
-
-/// The version whose contract schema a file named `name` is: `v<digits>.schema.json`
-/// exactly as [`version_file`] writes it (no leading zero, no sign, within `u32`). `None`
-/// for every other name — a vendor schema such as `vendor.v2.schema.json`, a file a
-/// `$ref` names — which is never a contract schema version.
-pub fn schema_version(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix('v')?.strip_suffix(".schema.json")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// An MCP contract's error schema (`[input] error_schema`), compiled, with every error
+/// field a member it can contain.
+fn error_schema(
+    dir: &Path,
+    tool: &str,
+    input: &InputKind,
+) -> Result<Option<CompiledSchema>, ContractError> {
+    let InputKind::Mcp(McpInput {
+        error_schema: Some(file),
+        error_fields,
+        ..
+    }) = input
+    else {
+        return Ok(None);
+    };
+    let compiled = compile_contract_file(dir, tool, file)?;
+    for (i, field) in error_fields.iter().enumerate() {
+        if !can_contain(compiled.document(), field.tokens()) {
+            return Err(invalid(
+                format!("input.error_fields[{i}]"),
+                format!("{field} names a member {file} cannot contain"),
+            ));
+        }
     }
-    let version: u32 = digits.parse().ok()?;
-    (version_file(version) == name).then_some(version)
+    Ok(Some(compiled))
 }
 
-/// A vendor schema's file: a `.json` file name in the contract folder that is not a
-/// contract schema version's (`v2.schema.json` would be read as both).
+/// Every pointer of a vendor contract (mapping sources, failure rules) names a member its
+/// vendor schema can contain. (Not with another vendor schema in place of the manifest's:
+/// that guard fails such responses closed, one by one.)
+fn check_vendor_pointers(input: &InputKind) -> Result<(), ContractError> {
+    let InputKind::Vendor(vendor) = input else {
+        return Ok(());
+    };
+    let pointers = vendor
+        .map
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("input.map[{i}].from"), &m.from))
+        .chain(
+            vendor
+                .failure
+                .iter()
+                .enumerate()
+                .map(|(i, rule)| (format!("input.failure[{i}].at"), &rule.at)),
+        );
+    for (location, pointer) in pointers {
+        if !can_contain(vendor.schema().document(), pointer.tokens()) {
+            return Err(invalid(
+                location,
+                format!(
+                    "{pointer} names a member {} cannot contain",
+                    vendor.schema_file
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Read, parse and compile `file`, a schema in the contract folder `dir` other than a
 /// version (a vendor schema, an error schema).
 fn compile_contract_file(
@@ -579,25 +521,6 @@ fn compile_contract_file(
     let resources = Resources::folder(dir, &base_uri(tool), SCHEMA_MAX_DEPTH);
     CompiledSchema::compile(document, &source, &base, &resources)
         .map_err(|error| schema_error(&path, error, &resources))
-}
-
-pub(crate) fn check_vendor_file_name(file: &str) -> Result<(), ContractError> {
-    if !is_plain_name(file) || !file.ends_with(".json") {
-        return Err(invalid(
-            "input.schema",
-            format!("{file:?} is not a .json file name in the contract folder"),
-        ));
-    }
-    if schema_version(file).is_some() {
-        return Err(invalid(
-            "input.schema",
-            format!(
-                "{file:?} is the name of a contract schema version (v<N>.schema.json): name \
-                 the vendor schema otherwise, such as \"vendor.v1.schema.json\""
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A tool name is a name, never a path: 1 to 128 of `A-Z a-z 0-9 _ . -` (the MCP
@@ -662,14 +585,13 @@ fn schema_error(path: &Path, error: SchemaError, resources: &Resources) -> Contr
 
 /// The last checks shared by both ways of making a contract.
 fn finish(check_fields: bool, inner: Inner) -> Result<Contract, ContractError> {
-    crate::fields::check(
+    fields::check(
         check_fields,
         inner.schema.document(),
         &inner.input,
         &inner.agent_fields,
         &inner.checks,
-    )
-    .map_err(|e| invalid(e.location, e.reason))?;
+    )?;
     Ok(Contract {
         inner: Arc::new(inner),
     })
@@ -679,12 +601,16 @@ fn pointers(location: &str, fields: &[String]) -> Result<Vec<Pointer>, ContractE
     fields
         .iter()
         .enumerate()
-        .map(|(i, f)| Pointer::parse(f).map_err(|e| invalid(format!("{location}[{i}]"), e)))
+        .map(|(i, f)| {
+            Pointer::parse(f).map_err(|e| invalid(format!("{location}[{i}]"), e.to_string()))
+        })
         .collect()
 }
 
 fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError> {
-    let field = |f: &str| Pointer::parse(f).map_err(|e| invalid(format!("checks[{i}].field"), e));
+    let field = |f: &str| {
+        Pointer::parse(f).map_err(|e| invalid(format!("checks[{i}].field"), e.to_string()))
+    };
     Ok(match check {
         CheckManifest::EqualsParam { field: f, param } => CheckSpec::EqualsParam {
             field: field(&f)?,
@@ -701,9 +627,9 @@ fn check_spec(i: usize, check: CheckManifest) -> Result<CheckSpec, ContractError
         } => CheckSpec::Fresh {
             field: field(&f)?,
             max_age: parse_duration(&max_age)
-                .map_err(|e| invalid(format!("checks[{i}].max_age"), e))?,
+                .map_err(|e| invalid(format!("checks[{i}].max_age"), e.to_string()))?,
             max_skew: parse_duration(&max_skew)
-                .map_err(|e| invalid(format!("checks[{i}].max_skew"), e))?,
+                .map_err(|e| invalid(format!("checks[{i}].max_skew"), e.to_string()))?,
         },
     })
 }
@@ -712,7 +638,8 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
     if retry.max_attempts == 0 {
         return Err(invalid("retry.max_attempts", "must be at least 1"));
     }
-    let deadline = parse_duration(&retry.deadline).map_err(|e| invalid("retry.deadline", e))?;
+    let deadline =
+        parse_duration(&retry.deadline).map_err(|e| invalid("retry.deadline", e.to_string()))?;
     let deadline = deadline
         .try_into()
         .map_err(|_| invalid("retry.deadline", "out of range"))?;

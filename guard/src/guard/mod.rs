@@ -1,24 +1,32 @@
-//! The pipeline: limits → parse → schema → binding → checks → projection → audit, in
-//! that order, for every body. The agent value is made in exactly two places: the
+//! The pipeline: limits → parse → decode → schema → binding → checks → projection →
+//! audit, in that order, for every body. The agent value is made in exactly two places: the
 //! projection of an admitted response and the fixed failure.
 
 use std::io::Read;
 use std::sync::Arc;
+
+use serde_json::{Map, Value};
 
 use crate::audit::{bounded, AdapterInfo, AuditRecord, Diagnostic, Sha256Digest, Stage, Verdict};
 use crate::binding::{bind, bind_params};
 use crate::checks::CustomCheck;
 use crate::contract::Contract;
 use crate::doc::Node;
-use crate::input::InputKind;
 use crate::limits::{read_limited, ReadError};
-use crate::mcp::{decode, Decoded, STRUCTURED_CONTENT};
-use crate::parse::{parse_doc, ParseError};
+use crate::mcp::STRUCTURED_CONTENT;
 use crate::projection::{AgentValue, ErrorCode, Projection};
 use crate::request::Request;
 use crate::retry::TransportError;
-use crate::upstream::{failure_code, map_data, read_lines};
-use serde_json::{Map, Value};
+
+mod call;
+mod decode;
+
+pub use call::RetryOutcome;
+use decode::{decode, with_reparsed, Decoded};
+
+/// What the stages made of a body: the agent's value, the verdict, and the operator's
+/// diagnostic when an admitted answer still has one (a JSON-RPC error).
+type Judgement = (AgentValue, Verdict, Option<Diagnostic>);
 
 /// The runtime boundary for one contract. Build it once, share it (`Send + Sync`), and
 /// call [`Guard::admit`] on every raw response.
@@ -242,7 +250,7 @@ impl Guard {
         let message = format!("body exceeds max_bytes = {max_bytes}");
         let diagnostic = Diagnostic::new(Stage::Limits, "max_bytes", message.clone(), message)
             .with_byte_offset(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-        self.reject(audit, diagnostic)
+        self.rejected(audit, diagnostic)
     }
 
     fn record(&self, request: &Request, stage: Stage) -> AuditRecord {
@@ -263,7 +271,9 @@ impl Guard {
         }
     }
 
-    fn reject(&self, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
+    /// The admission of a rejected body: the diagnostic in the audit, the fixed failure
+    /// for the agent.
+    fn rejected(&self, mut audit: AuditRecord, diagnostic: Diagnostic) -> Admission {
         audit.stage = diagnostic.stage();
         audit.verdict = Verdict::Rejected;
         audit.diagnostic = Some(diagnostic);
@@ -276,7 +286,7 @@ impl Guard {
 
     /// The failure a response that could not be verified becomes: `INVALID_RESPONSE`,
     /// or for an MCP tool with side effects `OUTCOME_UNVERIFIED` (see
-    /// [`McpInput::unverified`](crate::McpInput::unverified)).
+    /// [`McpInput::unverified`](crate::mcp::McpInput::unverified)).
     pub fn unverified(&self) -> (ErrorCode, bool) {
         self.contract
             .input()
@@ -298,7 +308,7 @@ impl Guard {
                     ..audit
                 },
             },
-            Err(diagnostic) => self.reject(audit, diagnostic),
+            Err(diagnostic) => self.rejected(audit, diagnostic),
         }
     }
 
@@ -307,10 +317,38 @@ impl Guard {
         request: &Request,
         request_id: &Arc<str>,
         body: &[u8],
-    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
+    ) -> Result<Judgement, Diagnostic> {
+        self.check_request_tool(request)?;
         let contract = &self.contract;
-        if let Some(tool) = request.tool.as_deref().filter(|t| *t != contract.tool()) {
-            return Err(Diagnostic::new(
+        let mut parsed = None;
+        let max_depth = contract.limits().max_depth;
+        match decode(contract.input(), max_depth, request, body, &mut parsed)? {
+            Decoded::Envelope(doc) => self.judge_envelope(request, request_id, doc, body.len()),
+            Decoded::Mapped(data) => self.judge_built_envelope(request, request_id, data),
+            Decoded::Structured(structured) => {
+                self.judge_structured(request, request_id, structured, body.len())
+            }
+            Decoded::Failure { code, structured } => {
+                let retryable = contract.retry().is_retryable(code);
+                let agent =
+                    self.upstream_failure(request_id, code, retryable, structured, body.len());
+                Ok((agent, Verdict::UpstreamFailure, None))
+            }
+            Decoded::RpcError(diagnostic) => {
+                let code = ErrorCode::UpstreamUnavailable;
+                let retryable = contract.retry().is_retryable(code);
+                let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
+                Ok((agent, Verdict::TransportFailure, Some(diagnostic)))
+            }
+        }
+    }
+
+    /// A request that names a tool names this contract's.
+    fn check_request_tool(&self, request: &Request) -> Result<(), Diagnostic> {
+        let contract = &self.contract;
+        match request.tool.as_deref().filter(|t| *t != contract.tool()) {
+            None => Ok(()),
+            Some(tool) => Err(Diagnostic::new(
                 Stage::Request,
                 "tool",
                 format!(
@@ -318,64 +356,59 @@ impl Guard {
                     contract.tool()
                 ),
                 "the request is for another tool",
-            ));
+            )),
         }
-        let max_depth = contract.limits().max_depth;
-        if let InputKind::Lines(lines) = contract.input() {
-            let object = read_lines(lines, body)?;
-            let data = if lines.map.is_empty() {
-                object
-            } else {
-                let source = serde_json::to_vec(&Value::Object(object)).unwrap_or_default();
-                let source = parse_doc(&source, 2).map_err(ParseError::into_diagnostic)?;
-                map_data(&lines.map, source.root())?
-            };
-            return self.built_envelope(request, request_id, data);
-        }
-        let parsed = parse_doc(body, max_depth).map_err(ParseError::into_diagnostic)?;
-        let doc = parsed.root();
-        let mcp = match contract.input() {
-            InputKind::Mcp(mcp) => mcp,
-            InputKind::Vendor(vendor) => {
-                vendor
-                    .schema()
-                    .judge_doc(doc, body.len())
-                    .map_err(|d| d.restaged(Stage::Decode))?;
-                if let Some(code) = failure_code(&vendor.failure, doc) {
-                    let retryable = contract.retry().is_retryable(code);
-                    let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
-                    return Ok((agent, Verdict::UpstreamFailure, None));
-                }
-                let data = map_data(&vendor.map, doc)?;
-                return self.built_envelope(request, request_id, data);
-            }
-            _ => {
-                contract.schema().judge_doc(doc, body.len())?;
-                bind(request, doc, contract.checks())?;
-                self.semantic_checks(request, doc)?;
-                return self.project(request_id, doc);
-            }
-        };
-        let structured = match decode(mcp, request, doc, max_depth)? {
-            Decoded::Structured(structured) => structured,
-            Decoded::ToolError(structured) => {
-                let code = mcp.tool_error;
-                let retryable = contract.retry().is_retryable(code);
-                let agent = self.tool_error(request_id, code, retryable, structured, body.len());
-                return Ok((agent, Verdict::UpstreamFailure, None));
-            }
-            Decoded::RpcError(diagnostic) => {
-                let code = ErrorCode::UpstreamUnavailable;
-                let retryable = contract.retry().is_retryable(code);
-                let agent = AgentValue::failure(&self.tool, request_id, code, retryable);
-                return Ok((agent, Verdict::TransportFailure, Some(diagnostic)));
-            }
-        };
-        // The envelope pipeline's own stages, on structuredContent.
+    }
+
+    /// Stages 3 to 6 on an envelope, as it arrived or as the guard built it (`len` bytes).
+    fn judge_envelope(
+        &self,
+        request: &Request,
+        request_id: &Arc<str>,
+        doc: Node<'_>,
+        len: usize,
+    ) -> Result<Judgement, Diagnostic> {
+        self.contract.schema().judge_doc(doc, len)?;
+        bind(request, doc, self.contract.checks())?;
+        self.semantic_checks(request, doc)?;
+        self.project(request_id, doc)
+    }
+
+    /// The envelope the guard builds around `data` mapped from a vendor document or a
+    /// command's output, judged like an upstream envelope by the later stages.
+    fn judge_built_envelope(
+        &self,
+        request: &Request,
+        request_id: &Arc<str>,
+        data: Map<String, Value>,
+    ) -> Result<Judgement, Diagnostic> {
+        let envelope = serde_json::json!({
+            "tool": &*self.tool,
+            "request_id": &**request_id,
+            "outcome": "success",
+            "data": data,
+        });
+        // Wrapping `data` adds one level.
+        let max_depth = self.contract.limits().max_depth.saturating_add(1);
+        with_reparsed(&envelope, max_depth, |doc, len| {
+            self.judge_envelope(request, request_id, doc, len)
+        })
+    }
+
+    /// The envelope pipeline's own stages on an MCP result's `structuredContent`, its
+    /// diagnostics reported under [`STRUCTURED_CONTENT`].
+    fn judge_structured(
+        &self,
+        request: &Request,
+        request_id: &Arc<str>,
+        structured: Node<'_>,
+        len: usize,
+    ) -> Result<Judgement, Diagnostic> {
+        let contract = &self.contract;
         let under = |d: Diagnostic| d.under(STRUCTURED_CONTENT);
         contract
             .schema()
-            .judge_doc(structured, body.len())
+            .judge_doc(structured, len)
             .map_err(under)?;
         bind_params(request, structured, contract.checks()).map_err(under)?;
         self.semantic_checks(request, structured).map_err(under)?;
@@ -387,11 +420,11 @@ impl Guard {
         ))
     }
 
-    /// A tool's own error: the fixed failure with its code, and — when the contract has an
-    /// error schema that the error's `structuredContent` honours — the projected error
-    /// fields as `error.details`. An error the schema refuses still is the tool's error:
-    /// the agent gets the code alone.
-    fn tool_error(
+    /// A failure the upstream declared: the fixed failure with its code, and — for an MCP
+    /// tool's own error, when the contract has an error schema that the error's
+    /// `structuredContent` honours — the projected error fields as `error.details`. An
+    /// error the schema refuses still is the tool's error: the agent gets the code alone.
+    fn upstream_failure(
         &self,
         request_id: &Arc<str>,
         code: ErrorCode,
@@ -412,30 +445,6 @@ impl Guard {
         }
         let details = projection.project(structured);
         AgentValue::tool_failure(&self.tool, request_id, code, retryable, details)
-    }
-
-    /// The envelope the guard builds around `data` mapped from a vendor document or a
-    /// command's output, judged like an upstream envelope by the later stages.
-    fn built_envelope(
-        &self,
-        request: &Request,
-        request_id: &Arc<str>,
-        data: Map<String, Value>,
-    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
-        let envelope = serde_json::json!({
-            "tool": &*self.tool,
-            "request_id": &**request_id,
-            "outcome": "success",
-            "data": data,
-        });
-        let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
-        let parsed = parse_doc(&bytes, self.contract.limits().max_depth.saturating_add(1))
-            .map_err(ParseError::into_diagnostic)?;
-        let doc = parsed.root();
-        self.contract.schema().judge_doc(doc, bytes.len())?;
-        bind(request, doc, self.contract.checks())?;
-        self.semantic_checks(request, doc)?;
-        self.project(request_id, doc)
     }
 
     /// Stage 5: the contract's semantic checks, then the custom ones, on `doc`.
@@ -462,11 +471,7 @@ impl Guard {
     }
 
     /// Stage 6: the agent value of an admitted envelope.
-    fn project(
-        &self,
-        request_id: &Arc<str>,
-        doc: Node<'_>,
-    ) -> Result<(AgentValue, Verdict, Option<Diagnostic>), Diagnostic> {
+    fn project(&self, request_id: &Arc<str>, doc: Node<'_>) -> Result<Judgement, Diagnostic> {
         let tool = &self.tool;
         match doc.get("outcome").and_then(Node::as_str) {
             Some("success") => {

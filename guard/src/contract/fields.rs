@@ -5,25 +5,11 @@
 
 use serde_json::Value;
 
+use super::error::{invalid, ContractError};
 use crate::checks::CheckSpec;
 use crate::input::InputKind;
 use crate::pointer::Pointer;
 use crate::schema::can_contain;
-
-/// A field the contract may not name: where in the manifest, and why (the contract turns
-/// it into its `ContractError::Invalid`).
-#[derive(Debug)]
-pub(crate) struct FieldError {
-    pub(crate) location: String,
-    pub(crate) reason: String,
-}
-
-fn invalid(location: impl Into<String>, reason: impl Into<String>) -> FieldError {
-    FieldError {
-        location: location.into(),
-        reason: reason.into(),
-    }
-}
 
 /// Every field the contract names can be held by the schema `root` (skipped for an older
 /// version, `check_fields` false: members added since are simply absent), and the agent
@@ -34,7 +20,7 @@ pub(crate) fn check(
     input: &InputKind,
     agent_fields: &[Pointer],
     checks: &[CheckSpec],
-) -> Result<(), FieldError> {
+) -> Result<(), ContractError> {
     if input.mcp().is_some() {
         mcp_fields(check_fields, root, agent_fields)?;
     }
@@ -98,7 +84,7 @@ pub(crate) fn check(
 /// No agent field contains another (`/data/a` and `/data/a/b`), nor is named twice. Sorted
 /// by their tokens, a field that contains others comes right before the first of them, so
 /// neighbours are enough: near-linear in the number of fields (every pair was compared).
-fn overlapping_fields(fields: &[Pointer]) -> Result<(), FieldError> {
+fn overlapping_fields(fields: &[Pointer]) -> Result<(), ContractError> {
     let mut order: Vec<usize> = (0..fields.len()).collect();
     order.sort_by(|&a, &b| fields[a].agent_tokens().cmp(fields[b].agent_tokens()));
     for pair in order.windows(2) {
@@ -123,7 +109,7 @@ fn overlapping_fields(fields: &[Pointer]) -> Result<(), FieldError> {
 /// each once, and include every member the output schema requires at its root: the fresh
 /// `structuredContent` the agent gets still honours the schema the server published, so a
 /// client that validates it (the official SDKs do) accepts it.
-fn mcp_fields(check_fields: bool, root: &Value, fields: &[Pointer]) -> Result<(), FieldError> {
+fn mcp_fields(check_fields: bool, root: &Value, fields: &[Pointer]) -> Result<(), ContractError> {
     let mut seen = std::collections::HashSet::new();
     for (i, field) in fields.iter().enumerate() {
         if field.tokens().len() != 1 {
