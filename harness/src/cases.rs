@@ -110,6 +110,9 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 /// changed (or is empty, `.` or `..`) gets a digest of the original, so two names never
 /// share a file.
 pub fn file_component(name: &str) -> String {
+    if airlock_guard::is_tool_name(name) {
+        return name.to_owned();
+    }
     let safe: String = name
         .chars()
         .map(|c| {
@@ -121,11 +124,7 @@ pub fn file_component(name: &str) -> String {
         })
         .take(128)
         .collect();
-    if safe == name && !matches!(name, "" | "." | "..") {
-        safe
-    } else {
-        format!("{safe}_{:08x}", fnv1a(name.as_bytes()) as u32)
-    }
+    format!("{safe}_{:08x}", fnv1a(name.as_bytes()) as u32)
 }
 
 /// A canary token for `(seed, case id, n)`: `zq` and 14 lower-case base-32 characters,
@@ -140,9 +139,10 @@ pub(crate) fn canary(seed: u64, id: &str, n: u32) -> String {
     out
 }
 
-/// Escape one JSON Pointer reference token.
+/// Escape one JSON Pointer reference token, as an owned string (the guard's rule,
+/// [`airlock_guard::Pointer::escape_token`]).
 pub fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+    airlock_guard::Pointer::escape_token(token).into_owned()
 }
 
 /// Every object in `value` by JSON pointer, parents first.

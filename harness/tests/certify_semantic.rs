@@ -4,7 +4,7 @@
 
 use airlock_guard::{load_schema_file, CompiledSchema, Contract};
 use airlock_harness::certify::{
-    certify, certify_files, certify_tools_lists, instances, Answer, Certificate, Class, Evidence,
+    certify, certify_files, certify_tools_lists, instances, Certificate, Class, Evidence, Existence,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -93,8 +93,8 @@ fn an_any_of_swap_is_breaking_with_a_witness_each_way() {
     let w = added.witness.as_ref().unwrap();
     assert_eq!(w.accepted_by, "new_only");
     assert!(w.instance["data"]["reviewed_by"].is_i64(), "{}", w.instance);
-    assert_eq!(c.semantic.newly_rejected, Answer::Yes);
-    assert_eq!(c.semantic.newly_admitted, Answer::Yes);
+    assert_eq!(c.semantic.newly_rejected, Existence::Yes);
+    assert_eq!(c.semantic.newly_admitted, Existence::Yes);
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn a_pattern_change_has_a_witness_string_matching_one_pattern_only() {
     );
     assert!(long.is_match(&id) && !short.is_match(&id), "{id}");
     // Pattern containment is beyond the algebra: the structural rule and its witness decide.
-    assert_ne!(c.semantic.newly_rejected, Answer::No);
+    assert_ne!(c.semantic.newly_rejected, Existence::No);
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn a_ref_refactor_is_proved_compatible() {
             c.semantic.newly_rejected.clone(),
             c.semantic.newly_admitted.clone()
         ),
-        (Answer::No, Answer::No)
+        (Existence::No, Existence::No)
     );
     assert!(c.changes.is_empty(), "{:#?}", c.changes);
 }
@@ -240,7 +240,7 @@ fn a_construct_the_algebra_refuses_gives_unknown_or_a_witness_backed_verdict() {
     };
     let (c, _, _) = files(&schema(10, "integer"), &schema(5, "integer"), &[]);
     assert!(
-        matches!(c.semantic.newly_rejected, Answer::Refused(_)),
+        matches!(c.semantic.newly_rejected, Existence::Refused(_)),
         "{:?}",
         c.semantic
     );
@@ -613,7 +613,7 @@ fn wide_changes_are_certified_without_the_algebra_and_say_why() {
         &certificate.semantic.newly_rejected,
         &certificate.semantic.newly_admitted,
     ] {
-        let Answer::Refused(reason) = answer else {
+        let Existence::Refused(reason) = answer else {
             panic!("{answer:?}")
         };
         assert!(
@@ -632,7 +632,7 @@ fn wide_changes_are_certified_without_the_algebra_and_say_why() {
         data(json!({"s": {"enum": values}}), &["s"])
     };
     let (certificate, _, _) = files(&enumerated(0), &enumerated(20_000), &["/data/s"]);
-    let Answer::Refused(reason) = &certificate.semantic.newly_rejected else {
+    let Existence::Refused(reason) = &certificate.semantic.newly_rejected else {
         panic!("{:?}", certificate.semantic)
     };
     assert!(reason.contains("an enum of 10001 values"), "{reason}");

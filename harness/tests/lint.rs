@@ -1,7 +1,7 @@
 //! `airlock lint`: every rule on a schema built to break it, no false alarm on the shipped
 //! contracts, allowances, positions, the command line.
 
-use airlock_harness::lint::{lint_contract, lint_schema_file, positions, Severity, RULES};
+use airlock_harness::lint::{lint_contract, lint_schema_file, positions, Level, RULES};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -50,11 +50,11 @@ fn an_unreadable_schema_is_an_error_listed_among_the_rules() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(
         (found[0].rule, found[0].severity),
-        ("schema-unreadable", Severity::Error)
+        ("schema-unreadable", Level::Error)
     );
     assert!(RULES
         .iter()
-        .any(|(id, severity, _)| *id == "schema-unreadable" && *severity == Severity::Error));
+        .any(|(id, severity, _)| *id == "schema-unreadable" && *severity == Level::Error));
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn shipped_contracts_have_no_errors_and_only_the_known_warnings() {
     let mut warnings = Vec::new();
     for tool in TOOLS {
         for finding in lint_contract(&contract_dir(tool)) {
-            assert_ne!(finding.severity, Severity::Error, "{finding}");
+            assert_ne!(finding.severity, Level::Error, "{finding}");
             warnings.push((tool, finding.rule, finding.pointer));
         }
     }
@@ -432,7 +432,7 @@ fn an_in_place_reference_cycle_is_a_ref_cycle_error_and_child_recursion_is_silen
         found.contains(&("ref-cycle", "/$defs/a".to_owned())),
         "{found:?}"
     );
-    assert_eq!(severity_of("ref-cycle"), Severity::Error);
+    assert_eq!(severity_of("ref-cycle"), Level::Error);
     let recursive = r##"{
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "$ref": "#/$defs/node",
@@ -446,7 +446,7 @@ fn an_in_place_reference_cycle_is_a_ref_cycle_error_and_child_recursion_is_silen
     );
 }
 
-fn severity_of(rule: &str) -> Severity {
+fn severity_of(rule: &str) -> Level {
     RULES
         .iter()
         .find(|(id, _, _)| *id == rule)
@@ -489,7 +489,7 @@ fn a_zod_style_draft_07_schema_lints_with_only_the_older_dialect_warning() {
         lint_text(ZOD_DRAFT_07),
         [("older-dialect", "/$schema".to_owned())]
     );
-    assert_eq!(severity_of("older-dialect"), Severity::Warning);
+    assert_eq!(severity_of("older-dialect"), Level::Warning);
     let later = ZOD_DRAFT_07
         .replace(
             "http://json-schema.org/draft-07/schema#",
@@ -504,7 +504,7 @@ fn a_zod_style_draft_07_schema_lints_with_only_the_older_dialect_warning() {
     let unknown = ZOD_DRAFT_07.replace("draft-07", "draft-04");
     let found = lint_text(&unknown);
     assert_eq!(found, [("schema-dialect", "/$schema".to_owned())]);
-    assert_eq!(severity_of("schema-dialect"), Severity::Error);
+    assert_eq!(severity_of("schema-dialect"), Level::Error);
 }
 
 #[test]
@@ -657,7 +657,7 @@ fn a_vendor_schema_staged_or_kept_beside_the_one_in_use_is_linted_as_a_vendor_sc
     .unwrap();
     let staged = lint_contract(&dir);
     assert!(
-        staged.iter().all(|f| f.severity != Severity::Error),
+        staged.iter().all(|f| f.severity != Level::Error),
         "{staged:?}"
     );
     // Switched to v2, v1 kept.
@@ -673,7 +673,7 @@ fn a_vendor_schema_staged_or_kept_beside_the_one_in_use_is_linted_as_a_vendor_sc
     .unwrap();
     let switched = lint_contract(&dir);
     assert!(
-        switched.iter().all(|f| f.severity != Severity::Error),
+        switched.iter().all(|f| f.severity != Level::Error),
         "{switched:?}"
     );
     let out = airlock(&["lint", "--contract", dir.to_str().unwrap()], b"");
@@ -758,7 +758,7 @@ fn a_pointer_an_open_vendor_schema_does_not_describe_is_a_vendor_pointer_undescr
         .collect();
     assert_eq!(found.len(), 1, "{findings:?}");
     assert_eq!(found[0].pointer, "/mesage");
-    assert_eq!(found[0].severity, Severity::Warning);
+    assert_eq!(found[0].severity, Level::Warning);
     assert!(found[0].file.ends_with("contract.toml") && found[0].line > 0);
     let tmp = tempfile::tempdir().unwrap();
     let dir = ci_pipeline_with(tmp.path(), "from = \"/sha\"", "from = \"/commit_sha\"");

@@ -25,7 +25,9 @@ impl Adapter for MyAdapter {
             Upstream::Body(bytes) => self.0.admit(request, bytes),
             Upstream::Transport(e) => self.0.admit_transport_error(request, *e),
         };
-        Ok(Answer::Bytes(admission.agent().to_json_string().into_bytes()))
+        Ok(Answer::Bytes(
+            admission.agent().to_json_string().into_bytes(),
+        ))
     }
 }
 
@@ -35,7 +37,9 @@ fn readme_check() -> Result<(), Box<dyn Error>> {
 
     // In a #[test] of the adapter crate: MyAdapter implements airlock_harness::Adapter.
     let mut adapter = MyAdapter::new();
-    Check::contract("schemas/review_status").run(&mut adapter)?.assert_clean();
+    Check::contract("schemas/review_status")
+        .run(&mut adapter)?
+        .assert_clean();
     Ok(())
 }
 

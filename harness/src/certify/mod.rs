@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::base::error::CheckError;
 use crate::base::pointer::set_at;
 use crate::corpus::{find_corpus, Corpus};
-pub use semantic::Answer;
+pub use semantic::Existence;
 pub use structural::diff;
 pub use tools::{certify_tools_lists, ToolChange, ToolsCertificate};
 pub use vendor::certify_vendor;
@@ -135,9 +135,9 @@ pub struct Replay {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Semantic {
     /// Is anything the old version admitted rejected now (`old \ new`)? `no` is a proof.
-    pub newly_rejected: Answer,
+    pub newly_rejected: Existence,
     /// Is anything admitted now that the old version rejected (`new \ old`)?
-    pub newly_admitted: Answer,
+    pub newly_admitted: Existence,
     /// Structural findings the proofs showed to be artefacts (not reported).
     pub dropped: usize,
 }
@@ -423,18 +423,18 @@ pub fn compare(
     };
     let ((rejected, rejected_schema), (admitted, admitted_schema)) = match &canonical {
         // The same document admits the same instances.
-        _ if od == nd => ((Answer::No, None), (Answer::No, None)),
+        _ if od == nd => ((Existence::No, None), (Existence::No, None)),
         Ok((o, n)) => std::thread::scope(|scope| {
             let rejected = scope.spawn(|| semantic::difference(o, n, MAX_DIFFERENCE_BYTES));
             let admitted = semantic::difference(n, o, MAX_DIFFERENCE_BYTES);
             let rejected = rejected
                 .join()
-                .unwrap_or_else(|_| (Answer::Refused("the algebra panicked".to_owned()), None));
+                .unwrap_or_else(|_| (Existence::Refused("the algebra panicked".to_owned()), None));
             (rejected, admitted)
         }),
         Err(reason) => (
-            (Answer::Refused(reason.clone()), None),
-            (Answer::Refused(reason.clone()), None),
+            (Existence::Refused(reason.clone()), None),
+            (Existence::Refused(reason.clone()), None),
         ),
     };
     let mut semantic = Semantic {
@@ -442,7 +442,7 @@ pub fn compare(
         newly_admitted: admitted.clone(),
         dropped: 0,
     };
-    let proved = |answer: &Answer| *answer == Answer::No;
+    let proved = |answer: &Existence| *answer == Existence::No;
     // Structural changes, each with a witness when one is found; a change the proofs
     // contradict is an artefact of reading the documents and is dropped.
     let mut changes = Vec::new();
@@ -520,7 +520,7 @@ pub fn compare(
                     class: Class::Unknown,
                     kind: "newly_rejected",
                     pointer: String::new(),
-                    detail: if rejected == Answer::Yes {
+                    detail: if rejected == Existence::Yes {
                         "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into()
                     } else {
                         format!(
@@ -597,7 +597,7 @@ pub fn compare(
                 });
             }
             Some(_) => {}
-            None if admitted == Answer::Yes && strongest_witnessed.is_none() => changes.push(Change {
+            None if admitted == Existence::Yes && strongest_witnessed.is_none() => changes.push(Change {
                 class: if view.direction == Direction::Request { Class::Compatible } else { Class::Unknown },
                 kind: "newly_admitted",
                 pointer: String::new(),
@@ -790,9 +790,9 @@ fn visibility(
             continue;
         }
         match semantic::restricted(old, &question, dialect).0 {
-            Answer::No => return (Class::AgentVisible, format!("{pointer}: {detail}")),
-            Answer::Yes => {}
-            Answer::Unknown | Answer::Refused(_) => undecided.push(pointer),
+            Existence::No => return (Class::AgentVisible, format!("{pointer}: {detail}")),
+            Existence::Yes => {}
+            Existence::Unknown | Existence::Refused(_) => undecided.push(pointer),
         }
     }
     if undecided.is_empty() {
@@ -877,8 +877,8 @@ impl Certificate {
     /// Add the fixtures replayed under both versions and settle the verdict again.
     fn add_replay(&mut self, fixtures: Vec<Replay>) {
         self.fixtures = fixtures;
-        let proved = self.semantic.newly_rejected == Answer::No
-            && self.semantic.newly_admitted == Answer::No;
+        let proved = self.semantic.newly_rejected == Existence::No
+            && self.semantic.newly_admitted == Existence::No;
         self.settle(proved);
     }
 }

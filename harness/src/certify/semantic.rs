@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 /// What the algebra says about one question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "answer", content = "reason")]
-pub enum Answer {
+pub enum Existence {
     /// Proved: no instance.
     No,
     /// Some instance exists (a witness is still needed to show one).
@@ -22,22 +22,22 @@ pub enum Answer {
     Refused(String),
 }
 
-impl Answer {
+impl Existence {
     fn of(s: Satisfiability) -> Self {
         match s {
-            Satisfiability::No => Answer::No,
-            Satisfiability::Yes => Answer::Yes,
-            Satisfiability::Unknown => Answer::Unknown,
+            Satisfiability::No => Existence::No,
+            Satisfiability::Yes => Existence::Yes,
+            Satisfiability::Unknown => Existence::Unknown,
         }
     }
 
     /// Its name: `no`, `yes`, `unknown`, `refused`.
     pub fn as_str(&self) -> &'static str {
         match self {
-            Answer::No => "no",
-            Answer::Yes => "yes",
-            Answer::Unknown => "unknown",
-            Answer::Refused(_) => "refused",
+            Existence::No => "no",
+            Existence::Yes => "yes",
+            Existence::Unknown => "unknown",
+            Existence::Refused(_) => "refused",
         }
     }
 }
@@ -77,16 +77,16 @@ pub(crate) fn difference(
     a: &CanonicalSchema,
     b: &CanonicalSchema,
     max_bytes: usize,
-) -> (Answer, Option<Value>) {
+) -> (Existence, Option<Value>) {
     match a.subtract(b) {
         Ok(d) => {
-            let answer = Answer::of(d.satisfiability());
-            let schema = (answer != Answer::No)
+            let answer = Existence::of(d.satisfiability());
+            let schema = (answer != Existence::No)
                 .then(|| d.to_json_schema())
                 .filter(|s| fits(s, max_bytes));
             (answer, schema)
         }
-        Err(e) => (Answer::Refused(e.to_string()), None),
+        Err(e) => (Existence::Refused(e.to_string()), None),
     }
 }
 
@@ -114,7 +114,7 @@ pub(crate) fn restricted(
     side: &CanonicalSchema,
     extra: &[Value],
     dialect: Option<&Value>,
-) -> (Answer, Option<Value>) {
+) -> (Existence, Option<Value>) {
     let mut current = side.clone();
     for schema in extra {
         let mut schema = schema.clone();
@@ -125,11 +125,11 @@ pub(crate) fn restricted(
             canonical(&schema).and_then(|s| current.intersect(&s).map_err(|e| e.to_string()));
         match next {
             Ok(next) => current = next,
-            Err(reason) => return (Answer::Refused(reason), None),
+            Err(reason) => return (Existence::Refused(reason), None),
         }
     }
     (
-        Answer::of(current.satisfiability()),
+        Existence::of(current.satisfiability()),
         Some(current.to_json_schema()),
     )
 }
@@ -166,8 +166,8 @@ mod tests {
     fn formats_are_assertions_as_in_the_guard() {
         let old = canonical(&json!({"type": "string", "format": "date-time"})).unwrap();
         let new = canonical(&json!({"type": "string"})).unwrap();
-        assert_eq!(difference(&old, &new, 4096).0, Answer::No);
-        assert_ne!(difference(&new, &old, 4096).0, Answer::No);
+        assert_eq!(difference(&old, &new, 4096).0, Existence::No);
+        assert_ne!(difference(&new, &old, 4096).0, Existence::No);
     }
 
     #[test]
@@ -176,10 +176,10 @@ mod tests {
             "properties": {"a": {"enum": ["x", "y"]}}}))
         .unwrap();
         let (answer, _) = restricted(&s, &[at("/a", json!({"const": "z"}))], None);
-        assert_eq!(answer, Answer::No);
+        assert_eq!(answer, Existence::No);
         let (answer, _) = restricted(&s, &[absent("/a")], None);
-        assert_eq!(answer, Answer::No);
+        assert_eq!(answer, Existence::No);
         let (answer, _) = restricted(&s, &[at("/a", json!({"const": "y"}))], None);
-        assert_ne!(answer, Answer::No);
+        assert_ne!(answer, Existence::No);
     }
 }

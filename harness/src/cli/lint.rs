@@ -2,7 +2,7 @@
 
 use crate::cli::exit::Exit;
 use airlock_harness::check::discover;
-use airlock_harness::lint::{lint_contract, lint_schema_file, LintFinding, Severity, RULES};
+use airlock_harness::lint::{lint_contract, lint_schema_file, Level, LintFinding, RULES};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 
@@ -76,13 +76,13 @@ pub fn run(args: LintArgs) -> Result<Exit> {
     for schema in &args.schemas {
         findings.extend(lint_schema_file(schema, &[], None));
     }
-    let open = |severity: Severity| {
+    let open = |severity: Level| {
         findings
             .iter()
             .filter(|f| f.severity == severity && f.allowed.is_none())
             .count()
     };
-    let (errors, warnings) = (open(Severity::Error), open(Severity::Warning));
+    let (errors, warnings) = (open(Level::Error), open(Level::Warning));
     let allowed = findings.iter().filter(|f| f.allowed.is_some()).count();
     let files = contracts.len() + args.schemas.len();
     let render = |format: LintFormat| -> Result<String> {

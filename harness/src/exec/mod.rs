@@ -328,7 +328,7 @@ impl Drop for ExecAdapter {
 /// each.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AnswerLine<'a> {
+struct RawAnswerLine<'a> {
     case: String,
     #[serde(borrow)]
     agent: &'a serde_json::value::RawValue,
@@ -336,7 +336,7 @@ struct AnswerLine<'a> {
 
 /// The agent bytes of the answer line to `case_id`.
 fn read_answer_line(line: &[u8], case_id: &str) -> Result<Vec<u8>, AdapterFailure> {
-    let parsed: AnswerLine<'_> = serde_json::from_slice(line).map_err(|e| {
+    let parsed: RawAnswerLine<'_> = serde_json::from_slice(line).map_err(|e| {
         AdapterFailure::Protocol(format!(
             "answer must be one JSON object {{\"case\", \"agent\"}} ({}): {}",
             e.to_string().split(" at line").next().unwrap_or_default(),

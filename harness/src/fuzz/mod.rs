@@ -285,7 +285,7 @@ pub type Judge<'a> = dyn FnMut(Target, &[u8]) -> Result<(), Violation> + 'a;
 
 /// An input that broke an invariant.
 #[derive(Debug, Clone)]
-pub struct Finding {
+pub struct InvariantFinding {
     /// The target.
     pub target: Target,
     /// The input as the target reads it (raw bytes for `parse` and `admit`; the chain's
@@ -305,7 +305,7 @@ pub struct FuzzReport {
     /// Wall time.
     pub elapsed: Duration,
     /// The first input that broke an invariant; the run stops there.
-    pub finding: Option<Finding>,
+    pub finding: Option<InvariantFinding>,
 }
 
 impl Fuzzer {
@@ -493,7 +493,7 @@ impl Fuzzer {
             report.runs += 1;
             report.per_target[Target::ALL.iter().position(|t| *t == target).unwrap_or(0)] += 1;
             if let Err(violation) = judge(target, &input) {
-                report.finding = Some(Finding {
+                report.finding = Some(InvariantFinding {
                     target,
                     input,
                     violation,
@@ -565,7 +565,7 @@ impl Fuzzer {
     pub fn save_finding(
         &self,
         dir: &Path,
-        finding: &Finding,
+        finding: &InvariantFinding,
     ) -> Result<SavedFinding, (PathBuf, std::io::Error)> {
         std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
         let input = artifact_path(dir, finding);
@@ -593,7 +593,7 @@ pub fn body_path(dir: &Path, tool: &str, body: &[u8]) -> PathBuf {
 }
 
 /// Where `airlock fuzz` writes a finding's input: `DIR/<target>-<sha256 prefix>`.
-pub fn artifact_path(dir: &Path, finding: &Finding) -> PathBuf {
+pub fn artifact_path(dir: &Path, finding: &InvariantFinding) -> PathBuf {
     let digest = sha256_hex(&finding.input);
     dir.join(format!("{}-{}", finding.target, &digest[..16]))
 }

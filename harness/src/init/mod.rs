@@ -113,7 +113,7 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InitError + '_ {
 /// [`InitError::Input`] naming the file at fault, or [`InitError::Write`]; either way
 /// nothing is written.
 pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
-    if file_component(&options.tool) != options.tool {
+    if !airlock_guard::is_tool_name(&options.tool) {
         return Err(format!(
             "{:?} is not a tool name: use 1 to 128 of A-Z a-z 0-9 _ . -",
             options.tool

@@ -2,10 +2,10 @@
 //! statically and pointed at by line and column of the schema file.
 //!
 //! ```
-//! use airlock_harness::lint::{lint_contract, Severity};
+//! use airlock_harness::lint::{lint_contract, Level};
 //!
 //! let findings = lint_contract("../schemas/job_run_status".as_ref());
-//! assert!(findings.iter().all(|f| f.severity != Severity::Error || f.allowed.is_some()));
+//! assert!(findings.iter().all(|f| f.severity != Level::Error || f.allowed.is_some()));
 //! ```
 
 use airlock_guard::{in_place_ref_cycle, parse, schema_version, Contract, InputKind, Pointer};
@@ -23,45 +23,45 @@ use rules::Linter;
 /// How serious a finding is: errors fail `airlock lint`, warnings only with `--strict`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Severity {
+pub enum Level {
     /// The schema lets hostile or ambiguous responses through.
     Error,
     /// A weakness worth a look or an explicit allowance.
     Warning,
 }
 
-impl fmt::Display for Severity {
+impl fmt::Display for Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
+            Level::Error => "error",
+            Level::Warning => "warning",
         })
     }
 }
 
 /// Every rule: id, severity, what it flags.
-pub const RULES: &[(&str, Severity, &str)] = &[
-    ("schema-dialect", Severity::Error, "`$schema` missing, or not one of the dialects the guard accepts (Draft 2020-12, 2019-09, draft-07)"),
-    ("older-dialect", Severity::Warning, "`$schema` is draft-07 or Draft 2019-09: accepted and linted in its own rules (`definitions`, `items` tuples, `dependencies`, a draft-07 `$ref` ignoring its siblings), but older than Draft 2020-12"),
-    ("remote-ref", Severity::Error, "a `$ref`/`$dynamicRef`/`$recursiveRef` outside the contract's own files"),
-    ("ref-cycle", Severity::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`, schema-valued `dependencies`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
-    ("open-object", Severity::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
-    ("composition-needs-unevaluated", Severity::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
-    ("envelope-overlap", Severity::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
-    ("unconstrained", Severity::Error, "a member schema of `true` or `{}` (annotations only): any value at all is admitted"),
-    ("free-form-map", Severity::Warning, "`patternProperties` or a schema-valued `additionalProperties`: members of any name"),
-    ("unbounded-string", Severity::Warning, "a string without `maxLength`, `enum`, `const` or a bounded anchored pattern"),
-    ("unbounded-array", Severity::Warning, "an array without `maxItems`"),
-    ("unanchored-pattern", Severity::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
-    ("backtracking-pattern", Severity::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
-    ("free-text-agent-field", Severity::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
-    ("all-optional", Severity::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
-    ("vendor-pointer-undescribed", Severity::Warning, "a vendor mapping's `from` or failure rule's `at` that the vendor schema does not describe (no `properties` entry leads there): an open object admits it, so a misspelt pointer loads, and the vendor schema promises nothing about its value"),
-    ("table-value-refused", Severity::Error, "a value of a mapping's `table` that the contract schema refuses at that `data` member: every response carrying its key would be rejected at runtime"),
-    ("line-bound-default", Severity::Warning, "a line grammar (`[input] kind = \"lines\"`) without `max_line_bytes`: the default (4096) bounds its lines, not the command's own longest line"),
-    ("line-bound-unreachable", Severity::Warning, "a line grammar whose `max_line_bytes` is not below `[limits] max_bytes`: the output's limit is reached first, so lines are never held to the line bound"),
-    ("schema-unreadable", Severity::Error, "a schema file cannot be read or is not strict JSON"),
-    ("stale-allowance", Severity::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
+pub const RULES: &[(&str, Level, &str)] = &[
+    ("schema-dialect", Level::Error, "`$schema` missing, or not one of the dialects the guard accepts (Draft 2020-12, 2019-09, draft-07)"),
+    ("older-dialect", Level::Warning, "`$schema` is draft-07 or Draft 2019-09: accepted and linted in its own rules (`definitions`, `items` tuples, `dependencies`, a draft-07 `$ref` ignoring its siblings), but older than Draft 2020-12"),
+    ("remote-ref", Level::Error, "a `$ref`/`$dynamicRef`/`$recursiveRef` outside the contract's own files"),
+    ("ref-cycle", Level::Error, "a reference cycle that never steps into a member or item (only `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas`, schema-valued `dependencies`): it admits any value, and the guard refuses to load it (recursion through `properties`, `items` and the like is fine)"),
+    ("open-object", Level::Error, "an object schema that admits members it does not list (no `additionalProperties: false` or `unevaluatedProperties: false`)"),
+    ("composition-needs-unevaluated", Level::Error, "`additionalProperties: false` beside `allOf`/`anyOf`/`oneOf`/`$ref` whose branches declare members: they are rejected, `unevaluatedProperties: false` was meant"),
+    ("envelope-overlap", Level::Error, "root `oneOf`/`anyOf` branches without a required `const` member that tells them apart"),
+    ("unconstrained", Level::Error, "a member schema of `true` or `{}` (annotations only): any value at all is admitted"),
+    ("free-form-map", Level::Warning, "`patternProperties` or a schema-valued `additionalProperties`: members of any name"),
+    ("unbounded-string", Level::Warning, "a string without `maxLength`, `enum`, `const` or a bounded anchored pattern"),
+    ("unbounded-array", Level::Warning, "an array without `maxItems`"),
+    ("unanchored-pattern", Level::Warning, "a pattern without `^` and `$`: it matches anywhere in the string"),
+    ("backtracking-pattern", Level::Warning, "a quantified group holding a quantifier (`(a+)+`): catastrophic on backtracking engines"),
+    ("free-text-agent-field", Level::Warning, "an agent field that is free text (a string without `enum`, `const`, a bounded anchored `pattern` or `format`): instructions can ride in it"),
+    ("all-optional", Level::Warning, "an object that admits `{}`: it lists members, requires none and sets no `minProperties` (outside compositions, conditions and `contains`, where siblings may require them)"),
+    ("vendor-pointer-undescribed", Level::Warning, "a vendor mapping's `from` or failure rule's `at` that the vendor schema does not describe (no `properties` entry leads there): an open object admits it, so a misspelt pointer loads, and the vendor schema promises nothing about its value"),
+    ("table-value-refused", Level::Error, "a value of a mapping's `table` that the contract schema refuses at that `data` member: every response carrying its key would be rejected at runtime"),
+    ("line-bound-default", Level::Warning, "a line grammar (`[input] kind = \"lines\"`) without `max_line_bytes`: the default (4096) bounds its lines, not the command's own longest line"),
+    ("line-bound-unreachable", Level::Warning, "a line grammar whose `max_line_bytes` is not below `[limits] max_bytes`: the output's limit is reached first, so lines are never held to the line bound"),
+    ("schema-unreadable", Level::Error, "a schema file cannot be read or is not strict JSON"),
+    ("stale-allowance", Level::Warning, "a `[lint] allow` entry of contract.toml that matches no finding"),
 ];
 
 /// The rules a vendor schema is held to: it loads, stays in the contract's files, and its
@@ -75,11 +75,11 @@ const VENDOR_RULES: &[&str] = &[
     "backtracking-pattern",
 ];
 
-fn severity(rule: &str) -> Severity {
+fn severity(rule: &str) -> Level {
     RULES
         .iter()
         .find(|(id, _, _)| *id == rule)
-        .map_or(Severity::Error, |(_, s, _)| *s)
+        .map_or(Level::Error, |(_, s, _)| *s)
 }
 
 /// One finding.
@@ -88,7 +88,7 @@ pub struct LintFinding {
     /// The rule id.
     pub rule: &'static str,
     /// Its severity.
-    pub severity: Severity,
+    pub severity: Level,
     /// The schema (or contract) file.
     pub file: PathBuf,
     /// JSON pointer into the schema (for `free-text-agent-field`, the agent field's
@@ -143,7 +143,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             None,
             vec![LintFinding {
                 rule: "contract-load",
-                severity: Severity::Error,
+                severity: Level::Error,
                 file: manifest.clone(),
                 pointer: String::new(),
                 line: 0,
@@ -233,7 +233,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             if !used {
                 findings.push(LintFinding {
                     rule: "stale-allowance",
-                    severity: Severity::Warning,
+                    severity: Level::Warning,
                     file: manifest.clone(),
                     pointer: allowance.at.clone(),
                     line: 0,
@@ -274,7 +274,7 @@ pub fn lint_schema_file(path: &Path, fields: &[Pointer], tool: Option<&str>) -> 
     let unreadable = |message: String| {
         vec![LintFinding {
             rule: "schema-unreadable",
-            severity: Severity::Error,
+            severity: Level::Error,
             file: path.to_path_buf(),
             pointer: String::new(),
             line: 0,
@@ -349,13 +349,13 @@ pub fn lint_schema(
 /// `contract.toml` suppressed with its reason, and `partialFingerprints` of rule, file and
 /// pointer (stable across edits that move lines).
 pub fn sarif(findings: &[LintFinding]) -> String {
-    let level = |severity: Severity| match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
+    let level = |severity: Level| match severity {
+        Level::Error => "error",
+        Level::Warning => "warning",
     };
     // Every rule a finding names is defined, those outside RULES (a contract that does
     // not load) after them: ruleIndex must point at the ruleId.
-    let mut all: Vec<(&str, Severity, &str)> = RULES.to_vec();
+    let mut all: Vec<(&str, Level, &str)> = RULES.to_vec();
     for f in findings {
         if !all.iter().any(|(id, _, _)| *id == f.rule) {
             all.push((

@@ -208,16 +208,7 @@ impl Outcome {
     }
 }
 
-/// Whether `name` can be a contract's tool name (and so a folder name): 1 to 128 of
-/// `A-Z a-z 0-9 _ . -`, not `.` or `..` (the guard's rule).
-pub fn is_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name != "."
-        && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
+pub use airlock_guard::is_tool_name;
 
 /// Import every listed tool into `options.out` (and corpora into `options.corpora`).
 ///

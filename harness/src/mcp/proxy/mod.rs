@@ -136,7 +136,7 @@ pub enum Ending {
 
 /// What a session did, besides how it ended.
 #[derive(Debug, Clone, Copy)]
-pub struct Outcome {
+pub struct SessionOutcome {
     /// How it ended.
     pub ending: Ending,
     /// An audit record could not be written (the rest of the session went on without).
@@ -295,7 +295,7 @@ impl Proxy {
         mut server: Command,
         client_in: R,
         client_out: W,
-    ) -> Result<Outcome, ProxyError>
+    ) -> Result<SessionOutcome, ProxyError>
     where
         R: Read + Send + 'static,
         W: Write + Send + 'static,
@@ -365,7 +365,7 @@ impl Proxy {
         }
         let ending = supervise(&shared, &events, &mut child);
         shared.done.store(true, Ordering::SeqCst);
-        Ok(Outcome {
+        Ok(SessionOutcome {
             ending,
             audit_failed: shared.audit_failed.load(Ordering::SeqCst),
         })
