@@ -663,12 +663,10 @@ fn the_variant_counts_in_the_variants_page_are_those_a_run_gives() {
     );
 }
 
-/// The code lines of `text`, trimmed, blank lines left out.
-fn code_lines(text: &str) -> Vec<&str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect()
+/// `text` without white space: a snippet and its compiled twin match however rustfmt
+/// wrapped the twin.
+fn squashed(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// The ```rust blocks of `text`.
@@ -708,7 +706,7 @@ fn every_rust_snippet_of_the_docs_is_compiled_code() {
             }
         }
     }
-    let sources: Vec<Vec<&str>> = sources.iter().map(|s| code_lines(s)).collect();
+    let sources: Vec<String> = sources.iter().map(|s| squashed(s)).collect();
     let mut checked = 0;
     for file in documents() {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -716,10 +714,8 @@ fn every_rust_snippet_of_the_docs_is_compiled_code() {
             if !block.contains("airlock_harness") {
                 continue;
             }
-            let lines = code_lines(&block);
-            let compiled = sources
-                .iter()
-                .any(|source| source.windows(lines.len()).any(|w| w == lines.as_slice()));
+            let code = squashed(&block);
+            let compiled = sources.iter().any(|source| source.contains(&code));
             assert!(
                 compiled,
                 "{}: this snippet is not compiled anywhere; copy it into harness/tests/snippets.rs \

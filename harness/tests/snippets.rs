@@ -45,8 +45,9 @@ fn readme_check() -> Result<(), Box<dyn Error>> {
 
 /// docs/fuzzing-adapters.md, "In `cargo test`".
 fn fuzzing_adapters_smoke_run() -> Result<(), Box<dyn Error>> {
-    use airlock_harness::{AdapterFuzzer, RunOptions};
     let mut my_adapter = MyAdapter::new();
+
+    use airlock_harness::{AdapterFuzzer, RunOptions};
 
     let fuzzer = AdapterFuzzer::load(&["schemas/my_tool".into()])?;
     let run = fuzzer.run(&mut my_adapter, &RunOptions::default().runs(5_000));
