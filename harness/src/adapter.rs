@@ -13,6 +13,7 @@ use crate::cases::Upstream;
 
 /// Why an adapter gave no agent value for a case: each is a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AdapterFailure {
     /// It died (or panicked, in process).
     Crash(String),

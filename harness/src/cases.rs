@@ -19,6 +19,7 @@ pub enum Upstream {
 /// What a case is expected to do, as far as its construction says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Expectation {
     /// Must be admitted (an accepted fixture).
     Admit,
@@ -33,6 +34,7 @@ pub enum Expectation {
 
 /// One case of a check run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Case {
     /// Stable id: `class/origin/location…`; with the seed, it reproduces the case.
     pub id: String,

@@ -14,6 +14,7 @@ use crate::cases::Case;
 /// What kind of invariant a finding breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FindingKind {
     /// Admitted what the contract rejects, or the reverse.
     Verdict,
@@ -98,6 +99,7 @@ impl FindingKind {
 /// How bad a finding is for the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Severity {
     /// The adapter rejected what the contract admits: the agent loses evidence it was
     /// owed (a `verdict` finding in that direction).
