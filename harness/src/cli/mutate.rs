@@ -1,7 +1,7 @@
 //! `airlock mutate`: write the adversary's variants as raw files plus a manifest, for
 //! seeding fuzzers and for reading what the adversary does.
 
-use airlock_harness::adversary::{write_variants, MutateOptions, CLASSES};
+use airlock_harness::adversary::{write_variants, MutateOptions, MutateOptionsError, CLASSES};
 use airlock_harness::check::Subject;
 use airlock_harness::exit::Exit;
 use anyhow::{bail, Result};
@@ -55,8 +55,9 @@ pub fn run(args: MutateArgs) -> Result<Exit> {
         random: args.cases,
     };
     if let Err(reason) = options.check(&subject) {
-        match &args.fixture {
-            Some(path) if reason.contains("not a fixture") => bail!(
+        match (&reason, &args.fixture) {
+            // Named as the user wrote it (a path), not by its fixture name.
+            (MutateOptionsError::UnknownFixture { .. }, Some(path)) => bail!(
                 "{} is not a fixture of this contract's corpus",
                 path.display()
             ),
