@@ -77,7 +77,7 @@ impl Answer {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AnswerReadError {
-    /// More than [`MAX_ANSWER_BYTES`] bytes: a flood, not read.
+    /// More than `MAX_ANSWER_BYTES` (1 MiB): a flood, not read.
     #[error("{len} bytes, over the {MAX_ANSWER_BYTES}-byte answer limit")]
     TooLarge {
         /// The answer's length in bytes.

@@ -108,7 +108,7 @@ pub fn stable_location(location: &str) -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BaselineError {
-    /// The file cannot be read, or is over [`MAX_BASELINE_BYTES`].
+    /// The file cannot be read, or is over `MAX_BASELINE_BYTES` (16 MiB).
     #[error("reading baseline {0}")]
     Read(crate::corpus::BoundedReadError),
     /// The file is not UTF-8 text.
@@ -327,7 +327,7 @@ impl Baseline {
 
 #[cfg(test)]
 mod tests {
-    use super::stable_location;
+    use super::{stable_location, Baseline, BaselineError, PLACEHOLDER_REASON};
 
     #[test]
     fn locations_are_written_without_what_the_seed_chose() {
@@ -336,5 +336,63 @@ mod tests {
         assert_eq!(stable_location("byte:"), "byte:");
         assert_eq!(stable_location("/data/byte:12"), "/data/byte:12");
         assert_eq!(stable_location("/data/state"), "/data/state");
+    }
+
+    #[test]
+    fn a_baseline_load_error_names_the_file_and_the_entries_in_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baseline.toml");
+        let entry = |location: &str, reason: &str, kind: &str| {
+            format!(
+                "[[finding]]\ncontract = \"t\"\nclass = \"c\"\nlocation = \"{location}\"\n\
+                 kind = \"{kind}\"\nreason = \"{reason}\"\nexpires = 2099-01-01\n"
+            )
+        };
+        let load = |text: String| {
+            std::fs::write(&path, text).unwrap();
+            Baseline::load(&path).unwrap_err()
+        };
+        let shown = path.display();
+        let e = load(entry("/a", PLACEHOLDER_REASON, "verdict"));
+        assert!(matches!(&e, BaselineError::Unreviewed { entries, .. } if entries.len() == 1));
+        assert_eq!(e.path(), path);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "baseline {shown}: an entry still has the placeholder reason \
+                 {PLACEHOLDER_REASON:?}: replace it with why each finding is accepted, or \
+                 remove the entry: finding[0] (t c /a)"
+            )
+        );
+        let e = load(
+            entry("/a", PLACEHOLDER_REASON, "verdict") + &entry("/b", PLACEHOLDER_REASON, "leak"),
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "baseline {shown}: entries still have the placeholder reason \
+                 {PLACEHOLDER_REASON:?}: replace it with why each finding is accepted, or \
+                 remove the entry: finding[0] (t c /a), finding[1] (t c /b)"
+            )
+        );
+        let e = load(entry("/a", "known", "verdict") + &entry("/b", " ", "leak"));
+        assert!(matches!(e, BaselineError::NoReason { index: 1, .. }));
+        assert_eq!(
+            e.to_string(),
+            format!("baseline {shown}: finding[1] has no reason: say why it is accepted")
+        );
+        let e = load(entry("/a", "known", "verdicts"));
+        assert_eq!(
+            e.to_string(),
+            format!("baseline {shown}: finding[0]: \"verdicts\" is not a finding kind")
+        );
+        let e = load("[[finding]]\nnope = 1\n".into());
+        assert!(matches!(e, BaselineError::Format { .. }));
+        assert!(e.to_string().starts_with(&format!("baseline {shown}: ")));
+        std::fs::write(&path, b"\xff").unwrap();
+        assert_eq!(
+            Baseline::load(&path).unwrap_err().to_string(),
+            format!("reading baseline {shown}: not UTF-8 text")
+        );
     }
 }
