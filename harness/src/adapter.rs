@@ -8,20 +8,25 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::ControlFlow;
 
-pub use crate::base::answer::Answer;
+pub use crate::base::answer::{Answer, AnswerReadError};
 use crate::cases::Upstream;
 
-/// Why an adapter gave no agent value for a case: each is a finding.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why an adapter gave no agent value for a case: each is a finding. Its `Display` is
+/// the finding's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AdapterFailure {
     /// It died (or panicked, in process).
+    #[error("adapter crashed: {0}")]
     Crash(String),
     /// It did not answer within the per-case timeout.
+    #[error("adapter did not answer in time")]
     Timeout,
     /// It answered with something that is not a protocol line for this case.
+    #[error("protocol violation: {0}")]
     Protocol(String),
     /// It wrote a line longer than the harness reads.
+    #[error("adapter flooded its output (an answer line over the limit)")]
     Flood,
 }
 

@@ -150,16 +150,60 @@ pub const MAX_REQUEST_BYTES: u64 = 16 * 1024 * 1024;
 ///
 /// # Errors
 ///
-/// The file cannot be read, or holds more than `limit` bytes (`what` says what it
-/// should be).
-pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+/// [`BoundedReadError`]: the file cannot be read, or holds more than `limit` bytes
+/// (`what` says what it should be).
+pub fn read_bounded(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, BoundedReadError> {
     match read_at_most(path, limit) {
         Ok(Some(bytes)) => Ok(bytes),
-        Ok(None) => Err(format!(
-            "{}: larger than {limit} bytes: {what}",
-            path.display()
-        )),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Ok(None) => Err(BoundedReadError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+            what,
+        }),
+        Err(error) => Err(BoundedReadError::Io {
+            path: path.to_path_buf(),
+            error,
+        }),
+    }
+}
+
+/// A file a user named that [`read_bounded`] could not read: which, and why.
+///
+/// Its `Display` is the whole message; no `source()`, so an error chain prints each
+/// piece once.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BoundedReadError {
+    /// The file cannot be read.
+    #[error("{}: {error}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        error: std::io::Error,
+    },
+    /// The file holds more than the bound.
+    #[error("{}: larger than {limit} bytes: {what}", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        limit: u64,
+        /// What the file should be (`a baseline is a reviewed list of findings, …`).
+        what: &'static str,
+    },
+}
+
+impl BoundedReadError {
+    /// The file at fault.
+    pub fn path(&self) -> &Path {
+        match self {
+            BoundedReadError::Io { path, .. } | BoundedReadError::TooLarge { path, .. } => path,
+        }
     }
 }
 

@@ -34,7 +34,7 @@
 //! * to check: [`Check`] (the run, a builder), [`Adapter`] (what you implement, or
 //!   [`replaying`] around your crate's judging path, or [`ExecAdapter`] for a program
 //!   speaking the exec protocol, or [`GuardAdapter`] for the guard itself), [`Answer`],
-//!   [`AdapterFailure`], [`Upstream`]; a case is a [`Case`] with its [`Expectation`];
+//!   [`AdapterFailure`], [`AnswerReadError`], [`Upstream`]; a case is a [`Case`] with its [`Expectation`];
 //! * what a run found: [`Report`], [`ContractReport`], [`Finding`], [`FindingKind`],
 //!   [`Severity`], [`Verdict`], [`ClassSummary`], [`Reproducer`], [`Shard`], and
 //!   [`CheckError`] when a contract cannot be checked;
@@ -82,7 +82,7 @@ pub mod lint;
 pub mod mcp;
 
 pub use adapter::{replaying, Adapter, AdapterFailure, GuardAdapter, Replaying};
-pub use base::answer::Answer;
+pub use base::answer::{Answer, AnswerReadError};
 pub use base::error::CheckError;
 pub use cases::{Case, Expectation, Upstream};
 pub use check::report::{

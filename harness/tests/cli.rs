@@ -380,6 +380,29 @@ fn mutate_writes_the_chosen_classes_as_raw_files_with_a_manifest() {
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "airlock: error: unknown class \"nonsense\"; see airlock mutate --list-classes\n"
+    );
+    // An unknown fixture is named as the user wrote it (a path), not by its stem.
+    let out = airlock(
+        &[
+            "mutate",
+            "--contract",
+            "schemas/review_status",
+            "--fixture",
+            "corpora/review_status/accepted/no_such_fixture.json",
+            "--out",
+            out_dir,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "airlock: error: corpora/review_status/accepted/no_such_fixture.json is not a fixture \
+         of this contract's corpus\n"
+    );
 }
 
 #[test]

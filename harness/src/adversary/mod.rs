@@ -33,7 +33,7 @@ mod write;
 pub use crate::schema::schema_at;
 
 pub use generated::{source as instance_source, valid_instances};
-pub use write::{write_variants, MutateOptions};
+pub use write::{write_variants, MutateOptions, MutateOptionsError};
 
 /// Every class the adversary produces, with what it does.
 pub const CLASSES: &[(&str, &str)] = &[

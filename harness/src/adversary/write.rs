@@ -27,24 +27,42 @@ impl MutateOptions {
     ///
     /// # Errors
     ///
-    /// A sentence naming the unknown class or fixture.
-    pub fn check(&self, subject: &Subject) -> Result<(), String> {
+    /// [`MutateOptionsError`] naming the unknown class or fixture.
+    pub fn check(&self, subject: &Subject) -> Result<(), MutateOptionsError> {
         if let Some(class) = self
             .classes
             .iter()
             .find(|c| !CLASSES.iter().any(|(name, _)| name == c))
         {
-            return Err(format!(
-                "unknown class {class:?}; see airlock mutate --list-classes"
-            ));
+            return Err(MutateOptionsError::UnknownClass {
+                class: class.clone(),
+            });
         }
         if let Some(name) = &self.fixture {
             if !subject.corpus.fixtures.iter().any(|f| &f.name == name) {
-                return Err(format!("{name} is not a fixture of this contract's corpus"));
+                return Err(MutateOptionsError::UnknownFixture { name: name.clone() });
             }
         }
         Ok(())
     }
+}
+
+/// What [`MutateOptions::check`] found the options to name that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MutateOptionsError {
+    /// A class that is not in the catalogue.
+    #[error("unknown class {class:?}; see airlock mutate --list-classes")]
+    UnknownClass {
+        /// The class as given.
+        class: String,
+    },
+    /// A fixture name that is not in the subject's corpus.
+    #[error("{name} is not a fixture of this contract's corpus")]
+    UnknownFixture {
+        /// The fixture name as given (its file name without `.json`).
+        name: String,
+    },
 }
 
 /// Write `subject`'s variants chosen by `options` into `out` (created): for each,

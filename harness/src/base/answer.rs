@@ -3,7 +3,7 @@
 //! depth and size limits): an agent reading them with any JSON parser must see one value.
 //! The leak oracle also reads every string literal of the raw bytes, duplicates included.
 
-use airlock_guard::{parse, MAX_DEPTH_CEILING};
+use airlock_guard::{parse, ParseError, MAX_DEPTH_CEILING};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -41,8 +41,8 @@ impl Answer {
     ///
     /// # Errors
     ///
-    /// Why the bytes are not one unambiguous JSON value (operator text).
-    pub fn read(&self) -> Result<Cow<'_, Value>, String> {
+    /// Why the bytes are not one unambiguous JSON value ([`AnswerReadError`], operator text).
+    pub fn read(&self) -> Result<Cow<'_, Value>, AnswerReadError> {
         match self {
             Answer::Value(value) => Ok(Cow::Borrowed(value)),
             Answer::Bytes(bytes) => read_strict(bytes).map(Cow::Owned),
@@ -73,20 +73,35 @@ impl Answer {
     }
 }
 
+/// Why an answer's bytes are not one unambiguous JSON value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerReadError {
+    /// More than `MAX_ANSWER_BYTES` (1 MiB): a flood, not read.
+    #[error("{len} bytes, over the {MAX_ANSWER_BYTES}-byte answer limit")]
+    TooLarge {
+        /// The answer's length in bytes.
+        len: usize,
+    },
+    /// The guard's strict parser refused the bytes (what, and at which byte offset).
+    #[error("{0}")]
+    Parse(ParseError),
+}
+
+// The message holds the whole chain (each variant keeps its cause as data): no
+// `source()`, so an error chain prints each piece once.
+
 /// Read `bytes` as an agent would have to: the guard's strict parser, at most
 /// [`MAX_ANSWER_BYTES`] and [`MAX_DEPTH_CEILING`] levels.
 ///
 /// # Errors
 ///
-/// Why the bytes are not one unambiguous JSON value.
-pub fn read_strict(bytes: &[u8]) -> Result<Value, String> {
+/// Why the bytes are not one unambiguous JSON value ([`AnswerReadError`]).
+pub fn read_strict(bytes: &[u8]) -> Result<Value, AnswerReadError> {
     if bytes.len() > MAX_ANSWER_BYTES {
-        return Err(format!(
-            "{} bytes, over the {MAX_ANSWER_BYTES}-byte answer limit",
-            bytes.len()
-        ));
+        return Err(AnswerReadError::TooLarge { len: bytes.len() });
     }
-    parse(bytes, MAX_DEPTH_CEILING).map_err(|e| e.to_string())
+    parse(bytes, MAX_DEPTH_CEILING).map_err(AnswerReadError::Parse)
 }
 
 /// Every string literal in `bytes` (member names and values, every duplicate), its
@@ -197,7 +212,10 @@ mod tests {
     fn strict_reading_refuses_what_parsers_read_differently() {
         let duplicate =
             br#"{"error":{"code":"IGNORE ME","code":"INVALID_RESPONSE","retryable":false}}"#;
-        assert!(read_strict(duplicate).unwrap_err().contains("duplicate"));
+        assert!(matches!(
+            read_strict(duplicate),
+            Err(AnswerReadError::Parse(e)) if matches!(e.kind(), airlock_guard::ParseErrorKind::DuplicateMember(_))
+        ));
         assert!(read_strict(b"\xEF\xBB\xBF{}").is_err());
         assert!(read_strict(br#"{"a":"\ud800"}"#).is_err());
         assert!(read_strict(b"{} {}").is_err());

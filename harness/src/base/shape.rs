@@ -2,7 +2,7 @@
 //! lives in the harness, not the guard: the guard's `AgentValue` can only be made by the
 //! guard, never from arbitrary JSON.
 
-use airlock_guard::{Contract, ErrorCode, MAX_DEPTH_CEILING};
+use airlock_guard::{Contract, ErrorCode, ParseError, MAX_DEPTH_CEILING};
 use serde_json::{json, Map, Value};
 
 /// The forms an adapter may answer in for a contract.
@@ -32,13 +32,13 @@ impl Forms {
     ///
     /// # Errors
     ///
-    /// A sentence saying how the `CallToolResult` departs from the closed shapes.
+    /// How the `CallToolResult` departs from the closed shapes ([`ShapeError`]).
     pub fn envelope<'v>(
         self,
         value: &'v Value,
         tool: &str,
         request_id: &str,
-    ) -> Result<std::borrow::Cow<'v, Value>, String> {
+    ) -> Result<std::borrow::Cow<'v, Value>, ShapeError> {
         match self {
             Forms::EnvelopeOrCallToolResult if value.get("outcome").is_none() => {
                 call_tool_result(value, tool, request_id).map(std::borrow::Cow::Owned)
@@ -61,6 +61,75 @@ pub fn call_tool_result_for(agent: &airlock_guard::AgentValue, modern: bool) -> 
     result
 }
 
+/// How a value departs from the closed shapes of an agent value (or of the
+/// `CallToolResult` that carries one). Each variant names the member at fault as the
+/// message writes it (`` `error.code` ``, `the content block`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// A member (or the value itself) is not of the kind its place requires.
+    #[error("{member} is not {kind}")]
+    NotA {
+        /// The member, as the message names it (`` `isError` ``, `agent value`).
+        member: &'static str,
+        /// What it should be (`an object`, `a boolean`, `"complete"`).
+        kind: &'static str,
+    },
+    /// The `CallToolResult` has no `isError` member.
+    #[error("CallToolResult has no `isError`")]
+    NoIsError,
+    /// A member that must be a string is missing or is not one.
+    #[error("member `{member}` missing or not a string")]
+    NotAString {
+        /// The member's name.
+        member: &'static str,
+    },
+    /// An object has other members than the closed shape's.
+    #[error("{object} must have exactly {expected:?}, found {found:?}")]
+    Members {
+        /// The object, as the message names it (`agent value`, `` `error` ``).
+        object: &'static str,
+        /// The members it must have.
+        expected: &'static [&'static str],
+        /// The members it has.
+        found: Vec<String>,
+    },
+    /// `content` does not hold exactly one block.
+    #[error("`content` must hold exactly one text block, found {found}")]
+    Blocks {
+        /// How many blocks it holds.
+        found: usize,
+    },
+    /// The content block is not exactly `{"type": "text", "text"}`.
+    #[error("the content block must be exactly {{\"type\": \"text\", \"text\"}}, found {found:?}")]
+    Block {
+        /// The members it has.
+        found: Vec<String>,
+    },
+    /// The text block's text is not strict JSON.
+    #[error("the text block is not strict JSON: {0}")]
+    Text(ParseError),
+    /// An `isError: true` result whose text is a success envelope.
+    #[error("an isError result's text is a success envelope, not a failure")]
+    SuccessInError,
+    /// A success result whose text and `structuredContent` differ.
+    #[error("the text block says something else than structuredContent")]
+    TextDiffers,
+    /// `outcome` is neither `"success"` nor `"failure"`.
+    #[error("`outcome` is neither \"success\" nor \"failure\"")]
+    Outcome,
+}
+
+/// The error for `member` not being `kind`.
+fn not_a(member: &'static str, kind: &'static str) -> ShapeError {
+    ShapeError::NotA { member, kind }
+}
+
+/// The member names of `map`, in order.
+fn names(map: &Map<String, Value>) -> Vec<String> {
+    map.keys().cloned().collect()
+}
+
 /// Read a `CallToolResult` strictly as one of the two closed shapes the guard gives the
 /// agent: success `{"content": [ONE text block], "structuredContent": D, "isError":
 /// false}` whose text parses strictly to D (members in any order); failure `{"content":
@@ -69,15 +138,17 @@ pub fn call_tool_result_for(agent: &airlock_guard::AgentValue, modern: bool) -> 
 ///
 /// # Errors
 ///
-/// A sentence saying what departs from the closed shapes.
-pub fn call_tool_result(value: &Value, tool: &str, request_id: &str) -> Result<Value, String> {
-    let obj = value.as_object().ok_or("CallToolResult is not an object")?;
+/// What departs from the closed shapes ([`ShapeError`]).
+pub fn call_tool_result(value: &Value, tool: &str, request_id: &str) -> Result<Value, ShapeError> {
+    let obj = value
+        .as_object()
+        .ok_or(not_a("CallToolResult", "an object"))?;
     let is_error = obj
         .get("isError")
-        .ok_or("CallToolResult has no `isError`")?
+        .ok_or(ShapeError::NoIsError)?
         .as_bool()
-        .ok_or("`isError` is not a boolean")?;
-    let expected: &[&str] = if is_error {
+        .ok_or(not_a("`isError`", "a boolean"))?;
+    let expected: &'static [&'static str] = if is_error {
         &["content", "isError"]
     } else {
         &["content", "structuredContent", "isError"]
@@ -87,52 +158,49 @@ pub fn call_tool_result(value: &Value, tool: &str, request_id: &str) -> Result<V
     let era = match obj.get("resultType") {
         None => 0,
         Some(Value::String(kind)) if kind == "complete" => 1,
-        Some(_) => return Err("`resultType` is not \"complete\"".into()),
+        Some(_) => return Err(not_a("`resultType`", "\"complete\"")),
     };
     if obj.len() != expected.len() + era || !expected.iter().all(|k| obj.contains_key(*k)) {
-        let found: Vec<_> = obj.keys().map(String::as_str).collect();
-        return Err(format!(
-            "CallToolResult must have exactly {expected:?}, found {found:?}"
-        ));
+        return Err(ShapeError::Members {
+            object: "CallToolResult",
+            expected,
+            found: names(obj),
+        });
     }
     let blocks = obj["content"]
         .as_array()
-        .ok_or("`content` is not an array")?;
+        .ok_or(not_a("`content`", "an array"))?;
     let [block] = blocks.as_slice() else {
-        return Err(format!(
-            "`content` must hold exactly one text block, found {}",
-            blocks.len()
-        ));
+        return Err(ShapeError::Blocks {
+            found: blocks.len(),
+        });
     };
     let block = block
         .as_object()
-        .ok_or("the content block is not an object")?;
+        .ok_or(not_a("the content block", "an object"))?;
     if block.len() != 2 || block.get("type").and_then(Value::as_str) != Some("text") {
-        let found: Vec<_> = block.keys().map(String::as_str).collect();
-        return Err(format!(
-            "the content block must be exactly {{\"type\": \"text\", \"text\"}}, found {found:?}"
-        ));
+        return Err(ShapeError::Block {
+            found: names(block),
+        });
     }
     let text = block
         .get("text")
         .and_then(Value::as_str)
-        .ok_or("the text block's `text` is not a string")?;
-    let said = airlock_guard::parse(text.as_bytes(), MAX_DEPTH_CEILING)
-        .map_err(|e| format!("the text block is not strict JSON: {e}"))?;
+        .ok_or(not_a("the text block's `text`", "a string"))?;
+    let said =
+        airlock_guard::parse(text.as_bytes(), MAX_DEPTH_CEILING).map_err(ShapeError::Text)?;
     if is_error {
         match closed_shape(&said)? {
             Claim::Failure(_) => Ok(said),
-            Claim::Success => {
-                Err("an isError result's text is a success envelope, not a failure".into())
-            }
+            Claim::Success => Err(ShapeError::SuccessInError),
         }
     } else {
         let data = &obj["structuredContent"];
         if !data.is_object() {
-            return Err("`structuredContent` is not an object".into());
+            return Err(not_a("`structuredContent`", "an object"));
         }
         if said != *data {
-            return Err("the text block says something else than structuredContent".into());
+            return Err(ShapeError::TextDiffers);
         }
         Ok(json!({"tool": tool, "request_id": request_id, "outcome": "success", "data": data}))
     }
@@ -161,20 +229,21 @@ impl Claim {
 ///
 /// # Errors
 ///
-/// A sentence saying what departs from the closed shapes.
-pub fn closed_shape(value: &Value) -> Result<Claim, String> {
-    let obj = value.as_object().ok_or("agent value is not an object")?;
+/// What departs from the closed shapes ([`ShapeError`]).
+pub fn closed_shape(value: &Value) -> Result<Claim, ShapeError> {
+    let obj = value.as_object().ok_or(not_a("agent value", "an object"))?;
     for name in ["tool", "request_id", "outcome"] {
         if !obj.get(name).is_some_and(Value::is_string) {
-            return Err(format!("member `{name}` missing or not a string"));
+            return Err(ShapeError::NotAString { member: name });
         }
     }
-    let exactly = |keys: &[&str], map: &Map<String, Value>, what: &str| {
+    let exactly = |keys: &'static [&'static str], map: &Map<String, Value>, what: &'static str| {
         if map.len() != keys.len() || !keys.iter().all(|k| map.contains_key(*k)) {
-            let found: Vec<_> = map.keys().map(String::as_str).collect();
-            return Err(format!(
-                "{what} must have exactly {keys:?}, found {found:?}"
-            ));
+            return Err(ShapeError::Members {
+                object: what,
+                expected: keys,
+                found: names(map),
+            });
         }
         Ok(())
     };
@@ -185,7 +254,9 @@ pub fn closed_shape(value: &Value) -> Result<Claim, String> {
                 obj,
                 "agent value",
             )?;
-            obj["data"].as_object().ok_or("`data` is not an object")?;
+            obj["data"]
+                .as_object()
+                .ok_or(not_a("`data`", "an object"))?;
             Ok(Claim::Success)
         }
         Some("failure") => {
@@ -194,27 +265,29 @@ pub fn closed_shape(value: &Value) -> Result<Claim, String> {
                 obj,
                 "agent value",
             )?;
-            let error = obj["error"].as_object().ok_or("`error` is not an object")?;
+            let error = obj["error"]
+                .as_object()
+                .ok_or(not_a("`error`", "an object"))?;
             // `details`: an MCP tool error's projected fields (an error-envelope contract);
             // whether it belongs there is the reference's to say (the values are compared).
             if error.contains_key("details") {
                 exactly(&["code", "retryable", "details"], error, "`error`")?;
                 error["details"]
                     .as_object()
-                    .ok_or("`error.details` is not an object")?;
+                    .ok_or(not_a("`error.details`", "an object"))?;
             } else {
                 exactly(&["code", "retryable"], error, "`error`")?;
             }
             let code = error["code"]
                 .as_str()
                 .and_then(ErrorCode::from_wire)
-                .ok_or("`error.code` is not one of the closed set of codes")?;
+                .ok_or(not_a("`error.code`", "one of the closed set of codes"))?;
             error["retryable"]
                 .as_bool()
-                .ok_or("`error.retryable` is not a boolean")?;
+                .ok_or(not_a("`error.retryable`", "a boolean"))?;
             Ok(Claim::Failure(code))
         }
-        _ => Err("`outcome` is neither \"success\" nor \"failure\"".into()),
+        _ => Err(ShapeError::Outcome),
     }
 }
 
@@ -297,7 +370,7 @@ mod tests {
         let refused = |edit: &dyn Fn(&mut Value), base: &Value| {
             let mut v = base.clone();
             edit(&mut v);
-            call_tool_result(&v, "t", "r").unwrap_err()
+            call_tool_result(&v, "t", "r").unwrap_err().to_string()
         };
         let e = refused(&|v| v["admin_override"] = json!(true), &success);
         assert!(e.contains("exactly"), "{e}");

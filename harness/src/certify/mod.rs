@@ -118,6 +118,24 @@ pub struct Change {
     pub evidence: Evidence,
     /// An instance confirming the change, when one was found.
     pub witness: Option<Witness>,
+    /// What it names at its location beyond its kind, as data: `detail` is prose for
+    /// the reviewer and is never read back. Not serialized.
+    #[serde(skip)]
+    pub focus: Focus,
+}
+
+/// What a change names at its location beyond its kind.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub enum Focus {
+    /// The location alone (a member, a type, what the algebra or a vendor mapping says).
+    #[default]
+    Location,
+    /// The one keyword at the location that changed (`enum`, `maxLength`, `pattern`, …).
+    Keyword(&'static str),
+    /// An `anyOf`/`oneOf`/`allOf` branch added or removed, as compared (its `$ref`
+    /// followed, annotations dropped, members sorted).
+    Branch(Value),
 }
 
 /// A fixture's verdict under both versions.
@@ -305,8 +323,23 @@ pub enum FilesError {
         /// The pointer as given.
         pointer: String,
         /// What is wrong with it.
-        reason: String,
+        reason: AgentFieldError,
     },
+}
+
+/// What is wrong with an agent field (`--agent-field`) of two-file certification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentFieldError {
+    /// Not empty and not starting with `/`.
+    #[error("not a JSON pointer: it is empty (the whole instance) or starts with '/'")]
+    NoLeadingSlash,
+    /// A `~` not followed by `0` or `1`.
+    #[error("not a JSON pointer: '~' is written '~0' and '/' is written '~1'")]
+    BadEscape,
+    /// Neither schema describes the location.
+    #[error("neither schema describes this location (check its spelling and case)")]
+    NotDescribed,
 }
 
 impl std::fmt::Display for FilesError {
@@ -334,19 +367,12 @@ impl std::error::Error for FilesError {
 /// describes: through `properties` and items as far as they go, then (for the rest) a
 /// `patternProperties` pattern matching the next member or an `additionalProperties`
 /// schema.
-fn agent_field(pointer: &str, old: &Value, new: &Value) -> Result<(), String> {
-    if !pointer.is_empty() && !pointer.starts_with('/') {
-        return Err(
-            "not a JSON pointer: it is empty (the whole instance) or starts with '/'".into(),
-        );
-    }
-    let mut rest = pointer;
-    while let Some(i) = rest.find('~') {
-        if !matches!(rest.as_bytes().get(i + 1), Some(b'0' | b'1')) {
-            return Err("not a JSON pointer: '~' is written '~0' and '/' is written '~1'".into());
-        }
-        rest = &rest[i + 2..];
-    }
+fn agent_field(pointer: &str, old: &Value, new: &Value) -> Result<(), AgentFieldError> {
+    // The guard's pointer syntax, said in certify's words.
+    airlock_guard::Pointer::parse(pointer).map_err(|e| match e {
+        airlock_guard::PointerError::NoLeadingSlash { .. } => AgentFieldError::NoLeadingSlash,
+        _ => AgentFieldError::BadEscape,
+    })?;
     let described = |document: &Value| {
         let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
         let mut at = String::new();
@@ -371,7 +397,7 @@ fn agent_field(pointer: &str, old: &Value, new: &Value) -> Result<(), String> {
     if described(old) || described(new) {
         Ok(())
     } else {
-        Err("neither schema describes this location (check its spelling and case)".into())
+        Err(AgentFieldError::NotDescribed)
     }
 }
 
@@ -413,8 +439,8 @@ pub fn compare(
         Err(reason)
     } else {
         std::thread::scope(|scope| {
-            let old = scope.spawn(|| semantic::canonical(od));
-            let new = semantic::canonical(nd);
+            let old = scope.spawn(|| semantic::canonical(od).map_err(|e| e.to_string()));
+            let new = semantic::canonical(nd).map_err(|e| e.to_string());
             let old = old
                 .join()
                 .unwrap_or_else(|_| Err("the algebra panicked".to_owned()));
@@ -511,6 +537,7 @@ pub fn compare(
                     instance,
                     isolated: true,
                 }),
+                focus: Focus::Location,
             }),
             Some(_) => {}
             // Undecided, and no witness settled it: never taken for "nothing rejected"
@@ -529,7 +556,7 @@ pub fn compare(
                         )
                     },
                     evidence: Evidence::Structural,
-                    witness: None,
+                    witness: None, focus: Focus::Location,
                 });
             }
             None => {}
@@ -593,7 +620,7 @@ pub fn compare(
                         accepted_by: "new_only",
                         instance,
                         isolated: true,
-                    }),
+                    }), focus: Focus::Location,
                 });
             }
             Some(_) => {}
@@ -603,7 +630,7 @@ pub fn compare(
                 pointer: String::new(),
                 detail: "the algebra finds instances only the new version admits, but no witness was confirmed by both guards".into(),
                 evidence: Evidence::Structural,
-                witness: None,
+                witness: None, focus: Focus::Location,
             }),
             None => {}
         }
@@ -620,7 +647,7 @@ pub fn compare(
                 admitted.as_str()
             ),
             evidence: Evidence::Structural,
-            witness: None,
+            witness: None, focus: Focus::Location,
         });
     }
     let mut certificate = Certificate {

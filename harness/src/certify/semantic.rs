@@ -42,30 +42,50 @@ impl Existence {
     }
 }
 
+/// Why a document has no canonical schema; its `Display` is the reason a certificate
+/// gives for an answer the algebra refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CanonicalError {
+    /// The document does not canonicalize (jsonschema's reason).
+    #[error("{0}")]
+    Canonicalize(String),
+    /// It holds a construct the canonical form does not model (a `Raw` result): why,
+    /// and where in the document when the algebra says.
+    #[error(
+        "a construct the algebra does not model ({reason}{})",
+        pointer.as_ref().map(|p| format!(" at {p:?}")).unwrap_or_default()
+    )]
+    Raw {
+        /// The algebra's reason (`raw` when it gave none).
+        reason: String,
+        /// Where in the document.
+        pointer: Option<String>,
+    },
+}
+
 /// A canonical schema with the guard's settings, or why not.
 ///
 /// # Errors
 ///
-/// The reason, when the document does not canonicalize or holds a construct the canonical
-/// form does not model (a `Raw` result).
-pub(crate) fn canonical(document: &Value) -> Result<CanonicalSchema, String> {
+/// [`CanonicalError`]: the document does not canonicalize or holds a construct the
+/// canonical form does not model (a `Raw` result).
+pub(crate) fn canonical(document: &Value) -> Result<CanonicalSchema, CanonicalError> {
     let schema = jsonschema::canonical::options()
         .should_validate_formats(true)
         .with_pattern_options(PatternOptions::regex())
         .canonicalize(document)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| CanonicalError::Canonicalize(e.to_string()))?;
     if schema.kind() == CanonicalKind::Raw {
-        let detail = match schema.view() {
-            CanonicalView::Raw(raw) => format!(
-                "{}{}",
-                raw.reason.as_str(),
-                raw.pointer
-                    .map(|p| format!(" at {p:?}"))
-                    .unwrap_or_default()
-            ),
-            _ => "raw".to_owned(),
-        };
-        return Err(format!("a construct the algebra does not model ({detail})"));
+        return Err(match schema.view() {
+            CanonicalView::Raw(raw) => CanonicalError::Raw {
+                reason: raw.reason.as_str().to_owned(),
+                pointer: raw.pointer,
+            },
+            _ => CanonicalError::Raw {
+                reason: "raw".to_owned(),
+                pointer: None,
+            },
+        });
     }
     Ok(schema)
 }
@@ -121,8 +141,9 @@ pub(crate) fn restricted(
         if let (Some(d), Value::Object(map)) = (dialect, &mut schema) {
             map.insert("$schema".into(), d.clone());
         }
-        let next =
-            canonical(&schema).and_then(|s| current.intersect(&s).map_err(|e| e.to_string()));
+        let next = canonical(&schema)
+            .map_err(|e| e.to_string())
+            .and_then(|s| current.intersect(&s).map_err(|e| e.to_string()));
         match next {
             Ok(next) => current = next,
             Err(reason) => return (Existence::Refused(reason), None),

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 use super::values::{named, ValueSet};
-use super::{Change, Class, Evidence, View};
+use super::{Change, Class, Evidence, Focus, View};
 use crate::base::pointer::parent_and_name;
 use crate::schema::schema_at;
 
@@ -204,7 +204,7 @@ pub fn diff(old: &Value, new: &Value, agent: &[String]) -> Vec<Change> {
 pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
     let (old_at, new_at) = (locations(old), locations(new));
     let mut changes = Vec::new();
-    let mut push = |class, kind, pointer: &str, detail: String| {
+    let mut push = |class, kind, pointer: &str, detail: String, focus| {
         changes.push(Change {
             class,
             kind,
@@ -212,6 +212,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
             detail,
             evidence: Evidence::Structural,
             witness: None,
+            focus,
         });
     };
     let widened = |pointer: &str| view.loosened(pointer);
@@ -229,6 +230,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                         "new_required_member",
                         pointer,
                         format!("{name:?} is required now"),
+                        Focus::Location,
                     );
                 } else if !closed(&old_parent) {
                     // The old version let any value through here; now only some pass.
@@ -237,6 +239,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                         "member_constrained",
                         pointer,
                         format!("{name:?} of an open object is constrained now"),
+                        Focus::Location,
                     );
                 } else {
                     push(
@@ -244,6 +247,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                         "new_optional_member",
                         pointer,
                         format!("{name:?} may appear now{}", view.why(pointer)),
+                        Focus::Location,
                     );
                 }
             }
@@ -254,6 +258,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                         "removed_member",
                         pointer,
                         format!("{name:?} is rejected now (closed object)"),
+                        Focus::Location,
                     );
                 } else {
                     push(
@@ -264,6 +269,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                             "{name:?} is no longer described: any value passes{}",
                             view.why(pointer)
                         ),
+                        Focus::Location,
                     );
                 }
             }
@@ -275,6 +281,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                             "new_required_member",
                             pointer,
                             format!("{name:?} was optional, is required now"),
+                            Focus::Location,
                         );
                     } else if required(&old_parent, &name) && !required(&new_parent, &name) {
                         // The agent can now receive the value without this member.
@@ -283,6 +290,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
                             "member_optional",
                             pointer,
                             format!("{name:?} is optional now{}", view.why(pointer)),
+                            Focus::Location,
                         );
                     }
                 }
@@ -298,7 +306,7 @@ pub(crate) fn diff_view(old: &Value, new: &Value, view: &View) -> Vec<Change> {
     changes
 }
 
-type Push<'a> = dyn FnMut(Class, &'static str, &str, String) + 'a;
+type Push<'a> = dyn FnMut(Class, &'static str, &str, String, Focus) + 'a;
 
 /// Validation keywords without a finer rule, and the type they apply to (`None`: any):
 /// a difference is reported as undecided until a witness says which way it goes.
@@ -370,7 +378,13 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         let gained = EVERY_TYPE.iter().any(|t| !admits(&ot, t) && admits(&nt, t));
         let detail = format!("type {ot:?} → {nt:?}");
         if lost {
-            push(Class::Breaking, "type_changed", pointer, detail.clone());
+            push(
+                Class::Breaking,
+                "type_changed",
+                pointer,
+                detail.clone(),
+                Focus::Location,
+            );
         }
         if gained {
             push(
@@ -378,6 +392,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                 "type_widened",
                 pointer,
                 format!("{detail}{}", view.why(pointer)),
+                Focus::Location,
             );
         }
     }
@@ -393,6 +408,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                     "enum_narrowed",
                     pointer,
                     format!("no longer allowed: {}", named(&removed)),
+                    Focus::Keyword("enum"),
                 );
             }
             if !added.is_empty() {
@@ -402,6 +418,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                     kind,
                     pointer,
                     format!("newly allowed: {}{why}", named(&added)),
+                    Focus::Keyword("enum"),
                 );
             }
         }
@@ -410,12 +427,14 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             "enum_narrowed",
             pointer,
             format!("only {} allowed now", named(&nv)),
+            Focus::Keyword("enum"),
         ),
         (Some(ov), None) => push(
             loosened,
             "enum_widened",
             pointer,
             format!("no longer only {}{}", named(&ov), view.why(pointer)),
+            Focus::Keyword("enum"),
         ),
         _ => {}
     }
@@ -431,7 +450,13 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         let detail = format!("{word} {} → {}", show(a), show(b));
         match (a, b) {
             (a, b) if a == b => {}
-            (Some(_), None) => push(loosened, "constraint_removed", pointer, detail),
+            (Some(_), None) => push(
+                loosened,
+                "constraint_removed",
+                pointer,
+                detail,
+                Focus::Keyword(word),
+            ),
             // A changed pattern may both narrow and widen: compared as languages, one
             // that matches every string the old one matched only widens; otherwise the
             // witnesses say which (strings only one pattern matches are among their
@@ -447,12 +472,12 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                         format!(
                             "{detail} (every string the old pattern matches, the new one matches){}",
                             view.why(pointer)
-                        ),
+                        ), Focus::Keyword(word),
                     ),
-                    _ => push(Class::Unknown, kind, pointer, detail),
+                    _ => push(Class::Unknown, kind, pointer, detail, Focus::Keyword(word)),
                 }
             }
-            _ => push(Class::Breaking, kind, pointer, detail),
+            _ => push(Class::Breaking, kind, pointer, detail, Focus::Keyword(word)),
         }
     }
     if both("object") {
@@ -462,6 +487,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                 "object_closed",
                 pointer,
                 "members not listed are rejected now".into(),
+                Focus::Location,
             ),
             (true, false) => {
                 // New members of an ancestor of the agent fields never reach the agent.
@@ -477,6 +503,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
                     "object_opened",
                     pointer,
                     format!("members not listed are admitted now{why}"),
+                    Focus::Location,
                 );
             }
             _ => {}
@@ -512,13 +539,20 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         let show = |v: Option<f64>| v.map_or_else(|| "(none)".to_owned(), |v| v.to_string());
         let detail = format!("{word} {} → {}", show(a), show(b));
         if tighter {
-            push(Class::Breaking, "limit_tightened", pointer, detail);
+            push(
+                Class::Breaking,
+                "limit_tightened",
+                pointer,
+                detail,
+                Focus::Keyword(word),
+            );
         } else {
             push(
                 loosened,
                 "limit_loosened",
                 pointer,
                 format!("{detail}{}", view.why(pointer)),
+                Focus::Keyword(word),
             );
         }
     }
@@ -537,24 +571,44 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             _ => (None, None),
         };
         match (narrows, widens) {
-            (Some(true), Some(false)) => push(Class::Breaking, "keyword_changed", pointer, detail),
+            (Some(true), Some(false)) => push(
+                Class::Breaking,
+                "keyword_changed",
+                pointer,
+                detail,
+                Focus::Keyword(word),
+            ),
             (Some(false), Some(true)) => push(
                 loosened,
                 "keyword_changed",
                 pointer,
                 format!("{detail}{}", view.why(pointer)),
+                Focus::Keyword(word),
             ),
             (Some(true), Some(true)) => {
-                push(Class::Breaking, "keyword_changed", pointer, detail.clone());
+                push(
+                    Class::Breaking,
+                    "keyword_changed",
+                    pointer,
+                    detail.clone(),
+                    Focus::Keyword(word),
+                );
                 push(
                     loosened,
                     "keyword_changed",
                     pointer,
                     format!("{detail}{}", view.why(pointer)),
+                    Focus::Keyword(word),
                 );
             }
             // Which way it goes is left to the witnesses (and to the algebra).
-            _ => push(Class::Unknown, "keyword_changed", pointer, detail),
+            _ => push(
+                Class::Unknown,
+                "keyword_changed",
+                pointer,
+                detail,
+                Focus::Keyword(word),
+            ),
         }
     }
 }
@@ -673,6 +727,7 @@ fn branches(
                 "branch_removed",
                 pointer,
                 format!("{key} branch {b} removed"),
+                Focus::Branch((*b).clone()),
             );
         }
         for b in &added {
@@ -681,6 +736,7 @@ fn branches(
                 "branch_added",
                 pointer,
                 format!("{key} branch {b} added{}", view.why(pointer)),
+                Focus::Branch((*b).clone()),
             );
         }
         // (The same branches in another order admit the same values: nothing to say.)
@@ -763,6 +819,7 @@ fn lifted(
                 "branch_added",
                 pointer,
                 format!("{key} branch {b} added{}", view.why(pointer)),
+                Focus::Branch(b.clone()),
             );
         } else {
             push(
@@ -770,19 +827,18 @@ fn lifted(
                 "branch_removed",
                 pointer,
                 format!("{key} branch {b} removed"),
+                Focus::Branch(b.clone()),
             );
         }
     }
     true
 }
 
-/// The branches a structural change names (for witnesses drawn from them): the `anyOf`/
-/// `oneOf`/`allOf` branch text in its detail.
-pub(crate) fn branch_of(change: &Change) -> Option<Value> {
-    let start = change.detail.find(" branch ")? + " branch ".len();
-    let end = change
-        .detail
-        .rfind(" removed")
-        .or_else(|| change.detail.rfind(" added"))?;
-    serde_json::from_str(change.detail.get(start..end)?).ok()
+/// The branch a structural change names (for witnesses drawn from it): the `anyOf`/
+/// `oneOf`/`allOf` branch added or removed.
+pub(crate) fn branch_of(change: &Change) -> Option<&Value> {
+    match &change.focus {
+        Focus::Branch(branch) => Some(branch),
+        _ => None,
+    }
 }

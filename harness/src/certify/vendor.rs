@@ -14,7 +14,7 @@ use std::path::Path;
 use super::values::unique;
 use super::{
     candidates, compare, generate, replay, set_at, structural, Certificate, Change, Class,
-    Evidence, View, Witness,
+    Evidence, Focus, View, Witness,
 };
 use crate::base::error::CheckError;
 use crate::corpus::find_corpus;
@@ -167,6 +167,7 @@ pub fn certify_vendor(
                         (None, true) => Evidence::Structural,
                     },
                     witness,
+                    focus: Focus::Location,
                 });
                 continue;
             }
@@ -475,6 +476,7 @@ fn probe(
                         instance: doc,
                         isolated: true,
                     }),
+                    focus: Focus::Location,
                 });
             }
         }
@@ -502,6 +504,7 @@ fn probe(
             detail,
             evidence: Evidence::Structural,
             witness: None,
+            focus: Focus::Location,
         });
     }
     found

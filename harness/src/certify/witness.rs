@@ -134,7 +134,7 @@ impl Judge<'_> {
             } else {
                 nd
             };
-            values.extend(generate::candidates(root, &branch, 3));
+            values.extend(generate::candidates(root, branch, 3));
         }
         for (root, side) in [(od, &o), (nd, &n)] {
             for s in side.iter() {
@@ -308,13 +308,9 @@ fn compiled(document: Value, uri: &str) -> Option<CompiledSchema> {
 }
 
 /// The keyword a structural change is about, when it is one keyword at its location.
-pub(super) fn changed_keyword(change: &Change) -> Option<&str> {
-    match change.kind {
-        "enum_narrowed" | "enum_widened" | "failure_code_forwarded" => Some("enum"),
-        "keyword_changed" | "pattern_changed" | "const_changed" | "format_changed"
-        | "constraint_removed" | "limit_tightened" | "limit_loosened" => {
-            change.detail.split(' ').next()
-        }
+pub(super) fn changed_keyword(change: &Change) -> Option<&'static str> {
+    match change.focus {
+        Focus::Keyword(word) => Some(word),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@
 use airlock_guard::jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::report::{FindingKind, Report};
 use crate::base::report::stable_location;
@@ -76,6 +76,90 @@ pub struct Applied {
     pub stale: Vec<Entry>,
 }
 
+/// Why a baseline file cannot be used: the file, the entry (`finding[i]`, its index
+/// among the file's `[[finding]]` tables) where there is one, and what is wrong.
+///
+/// Its `Display` is the whole message; no `source()`, so an error chain prints each
+/// piece once.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaselineError {
+    /// The file cannot be read, or is over `MAX_BASELINE_BYTES` (16 MiB).
+    #[error("reading baseline {0}")]
+    Read(crate::corpus::BoundedReadError),
+    /// The file is not UTF-8 text.
+    #[error("reading baseline {}: not UTF-8 text", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is not a baseline's TOML (the error says where).
+    #[error("baseline {}: {}", path.display(), error.to_string().trim_end())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The TOML reader's error (its line and column).
+        error: toml::de::Error,
+    },
+    /// Entries still have the placeholder reason of a written baseline.
+    #[error(
+        "baseline {}: {} still {} the placeholder reason {:?}: replace it with why each \
+         finding is accepted, or remove the entry: {}",
+        path.display(),
+        if entries.len() == 1 { "an entry" } else { "entries" },
+        if entries.len() == 1 { "has" } else { "have" },
+        PLACEHOLDER_REASON,
+        unreviewed(entries)
+    )]
+    Unreviewed {
+        /// The file.
+        path: PathBuf,
+        /// Each entry with its index.
+        entries: Vec<(usize, Entry)>,
+    },
+    /// An entry has an empty reason.
+    #[error("baseline {}: finding[{index}] has no reason: say why it is accepted", path.display())]
+    NoReason {
+        /// The file.
+        path: PathBuf,
+        /// The entry's index.
+        index: usize,
+    },
+    /// An entry's kind is not a finding kind.
+    #[error("baseline {}: finding[{index}]: {kind:?} is not a finding kind", path.display())]
+    UnknownKind {
+        /// The file.
+        path: PathBuf,
+        /// The entry's index.
+        index: usize,
+        /// The kind as written.
+        kind: String,
+    },
+}
+
+impl BaselineError {
+    /// The baseline file at fault.
+    pub fn path(&self) -> &Path {
+        match self {
+            BaselineError::Read(e) => e.path(),
+            BaselineError::NotUtf8 { path }
+            | BaselineError::Format { path, .. }
+            | BaselineError::Unreviewed { path, .. }
+            | BaselineError::NoReason { path, .. }
+            | BaselineError::UnknownKind { path, .. } => path,
+        }
+    }
+}
+
+/// Entries as the message lists them: `finding[i] (contract class location)`, by commas.
+fn unreviewed(entries: &[(usize, Entry)]) -> String {
+    entries
+        .iter()
+        .map(|(i, e)| format!("finding[{i}] ({} {} {})", e.contract, e.class, e.location))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Placeholder reason of a written baseline: a reviewer replaces it.
 pub const PLACEHOLDER_REASON: &str = "TODO: say why this finding is accepted";
 
@@ -90,55 +174,49 @@ impl Baseline {
     ///
     /// # Errors
     ///
-    /// A sentence naming the file and what is wrong (unreadable, not the format, an
+    /// [`BaselineError`] naming the file and what is wrong (unreadable, not the format, an
     /// entry without a reason or with an unknown kind).
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> Result<Self, BaselineError> {
         let bytes = crate::corpus::read_bounded(
             path,
             MAX_BASELINE_BYTES,
             "a baseline is a reviewed list of findings, at most 16 MiB",
         )
-        .map_err(|e| format!("reading baseline {e}"))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| format!("reading baseline {}: not UTF-8 text", path.display()))?;
-        let baseline: Baseline = toml::from_str(&text)
-            .map_err(|e| format!("baseline {}: {}", path.display(), e.to_string().trim_end()))?;
+        .map_err(BaselineError::Read)?;
+        let file = || path.to_path_buf();
+        let text = String::from_utf8(bytes).map_err(|_| BaselineError::NotUtf8 { path: file() })?;
+        let baseline: Baseline = toml::from_str(&text).map_err(|error| BaselineError::Format {
+            path: file(),
+            error,
+        })?;
         // A written baseline's placeholder accepts nothing until a person says why: loaded
         // as it is, it would silence every finding for 90 days.
-        let unreviewed: Vec<String> = baseline
+        let unreviewed: Vec<(usize, Entry)> = baseline
             .entries
             .iter()
             .enumerate()
             .filter(|(_, e)| e.reason.trim() == PLACEHOLDER_REASON)
-            .map(|(i, e)| format!("finding[{i}] ({} {} {})", e.contract, e.class, e.location))
+            .map(|(i, e)| (i, e.clone()))
             .collect();
         if !unreviewed.is_empty() {
-            return Err(format!(
-                "baseline {}: {} still {} the placeholder reason {PLACEHOLDER_REASON:?}: \
-                 replace it with why each finding is accepted, or remove the entry: {}",
-                path.display(),
-                if unreviewed.len() == 1 {
-                    "an entry"
-                } else {
-                    "entries"
-                },
-                if unreviewed.len() == 1 { "has" } else { "have" },
-                unreviewed.join(", ")
-            ));
+            return Err(BaselineError::Unreviewed {
+                path: file(),
+                entries: unreviewed,
+            });
         }
         for (i, entry) in baseline.entries.iter().enumerate() {
             if entry.reason.trim().is_empty() {
-                return Err(format!(
-                    "baseline {}: finding[{i}] has no reason: say why it is accepted",
-                    path.display()
-                ));
+                return Err(BaselineError::NoReason {
+                    path: file(),
+                    index: i,
+                });
             }
             if !FindingKind::ALL.iter().any(|k| k.as_str() == entry.kind) {
-                return Err(format!(
-                    "baseline {}: finding[{i}]: {:?} is not a finding kind",
-                    path.display(),
-                    entry.kind
-                ));
+                return Err(BaselineError::UnknownKind {
+                    path: file(),
+                    index: i,
+                    kind: entry.kind.clone(),
+                });
             }
         }
         Ok(baseline)
@@ -225,7 +303,7 @@ impl Baseline {
 
 #[cfg(test)]
 mod tests {
-    use super::stable_location;
+    use super::{stable_location, Baseline, BaselineError, PLACEHOLDER_REASON};
 
     #[test]
     fn locations_are_written_without_what_the_seed_chose() {
@@ -234,5 +312,63 @@ mod tests {
         assert_eq!(stable_location("byte:"), "byte:");
         assert_eq!(stable_location("/data/byte:12"), "/data/byte:12");
         assert_eq!(stable_location("/data/state"), "/data/state");
+    }
+
+    #[test]
+    fn a_baseline_load_error_names_the_file_and_the_entries_in_its_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("baseline.toml");
+        let entry = |location: &str, reason: &str, kind: &str| {
+            format!(
+                "[[finding]]\ncontract = \"t\"\nclass = \"c\"\nlocation = \"{location}\"\n\
+                 kind = \"{kind}\"\nreason = \"{reason}\"\nexpires = 2099-01-01\n"
+            )
+        };
+        let load = |text: String| {
+            std::fs::write(&path, text).unwrap();
+            Baseline::load(&path).unwrap_err()
+        };
+        let shown = path.display();
+        let e = load(entry("/a", PLACEHOLDER_REASON, "verdict"));
+        assert!(matches!(&e, BaselineError::Unreviewed { entries, .. } if entries.len() == 1));
+        assert_eq!(e.path(), path);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "baseline {shown}: an entry still has the placeholder reason \
+                 {PLACEHOLDER_REASON:?}: replace it with why each finding is accepted, or \
+                 remove the entry: finding[0] (t c /a)"
+            )
+        );
+        let e = load(
+            entry("/a", PLACEHOLDER_REASON, "verdict") + &entry("/b", PLACEHOLDER_REASON, "leak"),
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "baseline {shown}: entries still have the placeholder reason \
+                 {PLACEHOLDER_REASON:?}: replace it with why each finding is accepted, or \
+                 remove the entry: finding[0] (t c /a), finding[1] (t c /b)"
+            )
+        );
+        let e = load(entry("/a", "known", "verdict") + &entry("/b", " ", "leak"));
+        assert!(matches!(e, BaselineError::NoReason { index: 1, .. }));
+        assert_eq!(
+            e.to_string(),
+            format!("baseline {shown}: finding[1] has no reason: say why it is accepted")
+        );
+        let e = load(entry("/a", "known", "verdicts"));
+        assert_eq!(
+            e.to_string(),
+            format!("baseline {shown}: finding[0]: \"verdicts\" is not a finding kind")
+        );
+        let e = load("[[finding]]\nnope = 1\n".into());
+        assert!(matches!(e, BaselineError::Format { .. }));
+        assert!(e.to_string().starts_with(&format!("baseline {shown}: ")));
+        std::fs::write(&path, b"\xff").unwrap();
+        assert_eq!(
+            Baseline::load(&path).unwrap_err().to_string(),
+            format!("reading baseline {shown}: not UTF-8 text")
+        );
     }
 }

@@ -21,7 +21,9 @@ pub mod report;
 mod reproduce;
 mod shrink;
 
-pub use baseline::{Applied, Baseline, Entry as BaselineEntry, PLACEHOLDER_REASON, WRITTEN_DAYS};
+pub use baseline::{
+    Applied, Baseline, BaselineError, Entry as BaselineEntry, PLACEHOLDER_REASON, WRITTEN_DAYS,
+};
 use judge::judge;
 pub(crate) use judge::judge_answer;
 pub use judge::{diff, leaked};
@@ -630,20 +632,13 @@ pub(crate) fn judge_case(
 }
 
 pub(crate) fn failure_kind(failure: &AdapterFailure) -> (FindingKind, String) {
-    match failure {
-        AdapterFailure::Crash(what) => (FindingKind::Crash, format!("adapter crashed: {what}")),
-        AdapterFailure::Timeout => (
-            FindingKind::Timeout,
-            "adapter did not answer in time".into(),
-        ),
-        AdapterFailure::Protocol(what) => {
-            (FindingKind::Protocol, format!("protocol violation: {what}"))
-        }
-        AdapterFailure::Flood => (
-            FindingKind::Flood,
-            "adapter flooded its output (an answer line over the limit)".into(),
-        ),
-    }
+    let kind = match failure {
+        AdapterFailure::Crash(_) => FindingKind::Crash,
+        AdapterFailure::Timeout => FindingKind::Timeout,
+        AdapterFailure::Protocol(_) => FindingKind::Protocol,
+        AdapterFailure::Flood => FindingKind::Flood,
+    };
+    (kind, failure.to_string())
 }
 
 /// Sum of findings per kind, for summaries.

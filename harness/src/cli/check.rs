@@ -161,7 +161,7 @@ fn file_identity(path: &std::path::Path) -> Option<FileId> {
 fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     super::stop_on_signals("check")?;
     let baseline = match &args.baseline {
-        Some(path) => Some(Baseline::load(path).map_err(anyhow::Error::msg)?),
+        Some(path) => Some(Baseline::load(path)?),
         None => None,
     };
     let timeout = Duration::from_millis(args.timeout_ms);

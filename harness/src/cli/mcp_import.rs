@@ -69,7 +69,8 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
                     contract.display()
                 ));
                 if let Some(e) = load_error {
-                    text.push_str(&format!("  v{to} does not load: {}\n", printable(e)));
+                    let e = e.to_string();
+                    text.push_str(&format!("  v{to} does not load: {}\n", printable(&e)));
                 }
                 match certificate {
                     Ok(c) => {
@@ -79,7 +80,10 @@ pub fn run(args: ImportArgs) -> Result<Exit> {
                             text.push_str(&format!("  {}\n", printable(line)));
                         }
                     }
-                    Err(e) => text.push_str(&format!("  certify: {}\n", printable(e))),
+                    Err(e) => {
+                        let e = e.to_string();
+                        text.push_str(&format!("  certify: {}\n", printable(&e)));
+                    }
                 }
             }
             Outcome::Unchanged { contract, version } => text.push_str(&format!(

@@ -2,7 +2,7 @@
 //! seeding fuzzers and for reading what the adversary does.
 
 use crate::cli::exit::Exit;
-use airlock_harness::adversary::{write_variants, MutateOptions, CLASSES};
+use airlock_harness::adversary::{write_variants, MutateOptions, MutateOptionsError, CLASSES};
 use airlock_harness::check::Subject;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -55,8 +55,9 @@ pub fn run(args: MutateArgs) -> Result<Exit> {
         random: args.cases,
     };
     if let Err(reason) = options.check(&subject) {
-        match &args.fixture {
-            Some(path) if reason.contains("not a fixture") => bail!(
+        match (&reason, &args.fixture) {
+            // Named as the user wrote it (a path), not by its fixture name.
+            (MutateOptionsError::UnknownFixture { .. }, Some(path)) => bail!(
                 "{} is not a fixture of this contract's corpus",
                 path.display()
             ),

@@ -353,15 +353,14 @@ impl AdapterFuzzer {
     ///
     /// # Errors
     ///
-    /// The adapter's failure, as `check` words it.
-    pub fn first_answer(&self, adapter: &mut dyn Adapter) -> Result<(), String> {
+    /// The adapter's failure (its `Display` words it as `check` does).
+    pub fn first_answer(&self, adapter: &mut dyn Adapter) -> Result<(), AdapterFailure> {
         let Some(seed) = self.seeds.first() else {
             return Ok(());
         };
-        match adapter.answer(&seed.case.request, &seed.case.upstream) {
-            Ok(_) => Ok(()),
-            Err(failure) => Err(crate::check::failure_kind(&failure).1),
-        }
+        adapter
+            .answer(&seed.case.request, &seed.case.upstream)
+            .map(|_| ())
     }
 
     /// Whether there is anything to fuzz from: a fixture or variant with a body.

@@ -160,7 +160,8 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         // The CallToolResult the agent gets carries exactly the closed envelope.
         let result = agent.to_call_tool_result();
         let read =
-            crate::base::shape::call_tool_result(&result, contract.tool(), agent.request_id());
+            crate::base::shape::call_tool_result(&result, contract.tool(), agent.request_id())
+                .map_err(|e| e.to_string());
         ensure!(
             read.as_ref() == Ok(&agent.to_json()),
             "call_tool_result_not_the_value",

@@ -9,6 +9,7 @@
 //! shape, a condition or a freshness window, kept only when the guard then rejects it and
 //! still admits every sample. What was guessed is listed for review.
 
+mod error;
 mod infer;
 mod learn;
 
@@ -74,30 +75,7 @@ const NEAR_MISS_MAX: usize = 40;
 /// catalogue on the contract.
 const CATALOGUE_BUDGET: u64 = 2 << 20;
 
-/// Why `init` wrote nothing.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum InitError {
-    /// The input: a sample that is not strict JSON or not an object, no success sample,
-    /// a request that does not load, a contract folder that already exists, a scaffold
-    /// its own guard refuses (a sentence naming the file at fault).
-    #[error("{0}")]
-    Input(String),
-    /// A file or folder could not be written (nothing is left behind).
-    #[error("writing {}: {source}", path.display())]
-    Write {
-        /// The file or folder.
-        path: PathBuf,
-        /// The system's reason.
-        source: std::io::Error,
-    },
-}
-
-impl From<String> for InitError {
-    fn from(message: String) -> Self {
-        Self::Input(message)
-    }
-}
+pub use error::InitError;
 
 fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InitError + '_ {
     move |source| InitError::Write {
@@ -110,18 +88,16 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InitError + '_ {
 ///
 /// # Errors
 ///
-/// [`InitError::Input`] naming the file at fault, or [`InitError::Write`]; either way
-/// nothing is written.
+/// [`InitError`] naming the file at fault (an input, or [`InitError::Write`]); either
+/// way nothing is written.
 pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     if !airlock_guard::is_tool_name(&options.tool) {
-        return Err(format!(
-            "{:?} is not a tool name: use 1 to 128 of A-Z a-z 0-9 _ . -",
-            options.tool
-        )
-        .into());
+        return Err(InitError::ToolName {
+            tool: options.tool.clone(),
+        });
     }
     let request = match &options.request {
-        Some(path) => crate::corpus::read_request(path).map_err(|e| e.to_string())?,
+        Some(path) => crate::corpus::read_request(path)?,
         None => Request::new("req.Sample0001", airlock_guard::jiff::Timestamp::now()),
     };
     let mut data = Vec::new();
@@ -145,8 +121,10 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
             "a sample is a response, at most 64 MiB",
         )?;
         largest = largest.max(bytes.len());
-        let value = parse(&bytes, MAX_DEPTH_CEILING)
-            .map_err(|e| format!("{}: not strict JSON: {e}", path.display()))?;
+        let value = parse(&bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
+            path: path.clone(),
+            error,
+        })?;
         deepest = deepest.max(depth(&value));
         if let Some(other) = value
             .get("tool")
@@ -166,11 +144,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
                     data_paths.push(path);
                     requests.push(own);
                 }
-                _ => {
-                    return Err(
-                        format!("{}: a success without an object `data`", path.display()).into(),
-                    )
-                }
+                _ => return Err(InitError::NoData { path: path.clone() }),
             },
             Some("failure") => {
                 failures.push(value);
@@ -182,19 +156,11 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
                 data_paths.push(path);
                 requests.push(own);
             }
-            _ => {
-                return Err(format!(
-                    "{}: a sample must be a JSON object (an envelope, or the `data` object alone)",
-                    path.display()
-                )
-                .into())
-            }
+            _ => return Err(InitError::NotAnObject { path: path.clone() }),
         }
     }
     if data.is_empty() {
-        return Err(InitError::Input(
-            "no success sample: give at least one response with data".into(),
-        ));
+        return Err(InitError::NoSuccess);
     }
     let mut scaffold = Scaffold::default();
     scaffold.review.extend(retagged);
@@ -216,12 +182,13 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
                     .iter()
                     .any(|d| json!({ "data": d }).pointer(field).is_some());
             if !found {
-                return Err(format!(
-                    "--agent-field {field:?} is not a member of any sample's data: give a JSON pointer such as /data/{}",
-                    leaves_of(&data[0], "/data")
+                return Err(InitError::AgentField {
+                    field: field.clone(),
+                    example: leaves_of(&data[0], "/data")
                         .first()
                         .map_or("name", |l| l.trim_start_matches("/data/"))
-                ).into());
+                        .to_owned(),
+                });
             }
         }
         options.agent_fields.clone()
@@ -231,9 +198,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
             .iter()
             .all(|d| d.as_object().is_some_and(Map::is_empty))
     {
-        return Err(InitError::Input(
-            "the samples' data has no members: there is nothing to hand to the agent; give samples with data".into(),
-        ));
+        return Err(InitError::NoMembers);
     }
     let checks = bindings(&data, &requests, &fields, &mut scaffold);
     for field in &fields {
@@ -364,11 +329,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     let corpus_dir = options.out.join("corpora").join(&options.tool);
     for dir in [&contract_dir, &corpus_dir] {
         if dir.exists() {
-            return Err(format!(
-                "{} exists: init never overwrites a contract; choose another --out",
-                dir.display()
-            )
-            .into());
+            return Err(InitError::Exists { path: dir.clone() });
         }
     }
     // Written into hidden folders beside the targets, moved into place only when whole:
@@ -442,32 +403,24 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         }
         // Near misses: the adversary's deterministic variants of the samples that the new
         // contract rejects, a few per class.
-        let contract = Contract::load(&stage_contract).map_err(|e| {
-            format!(
-                "the contract inferred from the samples does not load, so none was written: {e}"
-            )
-        })?;
-        let corpus = Corpus::load(&stage_corpus).map_err(|e| e.to_string())?;
+        let contract = Contract::load(&stage_contract).map_err(InitError::Inferred)?;
+        let corpus = Corpus::load(&stage_corpus)?;
         let guard = Guard::new(contract.clone());
         // Every sample must be admitted by the scaffold (a failure sample with an unknown
         // code, say, is not): else nothing is left behind.
         for fixture in &corpus.fixtures {
             let admission = guard.admit(&fixture.request, &fixture.bytes);
             if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
-                let why = admission
-                    .diagnostic()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
                 let source = data_paths
                     .iter()
                     .chain(&failure_paths)
                     .zip(&accepted)
                     .find(|(_, (name, _, _))| *name == fixture.name)
-                    .map_or_else(|| fixture.name.clone(), |(p, _)| p.display().to_string());
-                return Err(format!(
-                    "sample {source} does not fit the envelope, so no contract was written ({why})"
-                )
-                .into());
+                    .map_or_else(|| PathBuf::from(&fixture.name), |(p, _)| p.to_path_buf());
+                return Err(InitError::Unfit {
+                    sample: source,
+                    diagnostic: admission.diagnostic().cloned(),
+                });
             }
         }
         let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
@@ -691,17 +644,17 @@ struct NearMiss {
 }
 
 /// The request a sample or near miss answers: `NAME.request.json` beside it, else `request`.
-fn own_request(path: &Path, request: &Request) -> Result<Request, String> {
+fn own_request(path: &Path, request: &Request) -> Result<Request, InitError> {
     let name = crate::corpus::fixture_name(path);
     let own = path.with_file_name(format!("{name}.request.json"));
     if own.is_file() {
-        crate::corpus::read_request(&own).map_err(|e| e.to_string())
+        Ok(crate::corpus::read_request(&own)?)
     } else {
         Ok(request.clone())
     }
 }
 
-fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss>, String> {
+fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss>, InitError> {
     let mut out = Vec::new();
     for path in paths {
         let name = crate::corpus::fixture_name(path);
@@ -735,12 +688,17 @@ fn trial_guard(
     fresh: &[learn::FreshBounds],
     data: &[Value],
     nows: &[Timestamp],
-) -> Result<Guard, String> {
+) -> Result<Guard, InitError> {
     let mut builder = Contract::builder(tool, envelope(tool, data_schema.clone())).limits(limits);
     for field in fields {
         builder = builder.agent_field(field.clone());
     }
-    let pointer = |f: &str| Pointer::parse(f).map_err(|e| format!("{f}: {e}"));
+    let pointer = |f: &str| {
+        Pointer::parse(f).map_err(|reason| InitError::ScaffoldField {
+            field: f.to_owned(),
+            reason,
+        })
+    };
     for (kind, field, param) in checks {
         let (field, param) = (pointer(field)?, param.clone());
         builder = builder.check(if *kind == "equals_param" {
@@ -756,10 +714,7 @@ fn trial_guard(
             max_skew,
         });
     }
-    builder
-        .build()
-        .map(Guard::new)
-        .map_err(|e| format!("the scaffold does not load (a bug in init): {e}"))
+    builder.build().map(Guard::new).map_err(InitError::Scaffold)
 }
 
 /// The learned windows with their unlearned side filled in: an age of whole hours past the

@@ -147,6 +147,21 @@ impl ToolImport {
     }
 }
 
+/// Why an update's `certify` did not run, or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpdateCertifyError {
+    /// The updated contract does not load (see [`Outcome::Updated`]'s `load_error`).
+    #[error("not run: v{to} does not load")]
+    NotLoaded {
+        /// The version written.
+        to: u32,
+    },
+    /// `certify` failed (its error names the file).
+    #[error("{0}")]
+    Certify(crate::check::CheckError),
+}
+
 /// The outcome for one tool.
 #[derive(Debug)]
 pub enum Outcome {
@@ -167,9 +182,9 @@ pub enum Outcome {
         to: u32,
         /// Why the updated contract does not load (the files stay written: see
         /// docs/mcp.md), if it does not.
-        load_error: Option<String>,
+        load_error: Option<airlock_guard::ContractError>,
         /// `certify` of `from` → `to`, or why it could not run.
-        certificate: Result<Box<Certificate>, String>,
+        certificate: Result<Box<Certificate>, UpdateCertifyError>,
     },
     /// The published schema equals the contract's current version: nothing written.
     Unchanged {
@@ -394,12 +409,12 @@ fn update(
     write_file(&next, &pretty(schema))?;
     write_file(&manifest_path, &bumped)?;
     corpus_skeleton(name, tool, corpus, entry)?;
-    let load_error = Contract::load(dir).err().map(|e| e.to_string());
+    let load_error = Contract::load(dir).err();
     let certificate = match &load_error {
-        Some(_) => Err(format!("not run: v{to} does not load")),
+        Some(_) => Err(UpdateCertifyError::NotLoaded { to }),
         None => certify(dir, from, to)
             .map(Box::new)
-            .map_err(|e| e.to_string()),
+            .map_err(UpdateCertifyError::Certify),
     };
     if load_error.is_some() {
         entry.notes.push(format!(

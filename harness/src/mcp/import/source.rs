@@ -3,7 +3,9 @@
 //! hand. Every byte is read with a bound and parsed strictly; a server gets a timeout per
 //! message and is killed (its whole process group) after a short grace.
 
-use airlock_guard::{parse_within, read_limited, ParseErrorKind, ReadError, MAX_DEPTH_CEILING};
+use airlock_guard::{
+    parse_within, read_limited, ParseError, ParseErrorKind, ReadError, MAX_DEPTH_CEILING,
+};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +38,62 @@ pub const MAX_TOOLS: usize = 10_000;
 /// whatever its shape (a real server's list holds about 40 values a tool).
 pub const MAX_LIST_VALUES: usize = 4_000_000;
 
+/// Why bytes read from a file or a server are not (the rest of) a server's tool list;
+/// the caller says which file or which request.
+#[derive(Debug, thiserror::Error)]
+enum ListError {
+    /// More JSON values than [`MAX_LIST_VALUES`], every page counted.
+    #[error(
+        "more than {MAX_LIST_VALUES} JSON values (every page counted): not a server's tool list"
+    )]
+    TooManyValues,
+    /// Not strict JSON (said without quoting the input).
+    #[error("not strict JSON: {}", .0.masked_message())]
+    NotJson(ParseError),
+    /// Over [`MAX_LIST_BYTES`], every page counted.
+    #[error(
+        "the tools/list pages together are larger than {MAX_LIST_BYTES} bytes: not a \
+         server's tool list"
+    )]
+    TooManyBytes,
+    /// Over [`MAX_TOOLS`] tools, every page counted.
+    #[error(
+        "more than {MAX_TOOLS} tools listed: not imported (import a server's tools from a \
+         list of at most {MAX_TOOLS})"
+    )]
+    TooManyTools,
+    /// Not a JSON object.
+    #[error("not a tools/list answer: expected a JSON object")]
+    NotAnObject,
+    /// A JSON-RPC request or notification.
+    #[error(
+        "a JSON-RPC request or notification, not the answer to tools/list (save the \
+         server's response line)"
+    )]
+    Request,
+    /// A JSON-RPC error answer (its `error` object).
+    #[error("a JSON-RPC error answer, not a tools/list result: {}", rpc_error(.0))]
+    RpcError(Value),
+    /// A JSON-RPC message without a `result` object.
+    #[error("a JSON-RPC message without a result object: not a tools/list answer")]
+    NoResult,
+    /// A result that is not an object.
+    #[error("the tools/list result is not an object")]
+    ResultNotObject,
+    /// No `tools` member.
+    #[error(
+        "no \"tools\" member: not a tools/list answer (a JSON-RPC response line or its \
+         result object)"
+    )]
+    NoTools,
+    /// `tools` is not an array.
+    #[error("\"tools\" is not an array")]
+    ToolsNotArray,
+    /// `nextCursor` is not a string.
+    #[error("\"nextCursor\" is not a string")]
+    CursorNotString,
+}
+
 /// What the pages read so far hold: their bytes and tools, and the values they leave of
 /// [`MAX_LIST_VALUES`]; within [`MAX_LIST_BYTES`] and [`MAX_TOOLS`].
 #[derive(Debug)]
@@ -57,36 +115,27 @@ impl Tally {
     /// Strict-parse a page or message within the values the pages before it left: past
     /// them, an error before the values are built. The error says what the bytes are
     /// (`not strict JSON: …`, or more values than the bound).
-    fn parse(&mut self, bytes: &[u8]) -> Result<Value, String> {
+    fn parse(&mut self, bytes: &[u8]) -> Result<Value, ListError> {
         parse_within(bytes, MAX_DEPTH_CEILING, &mut self.values_left).map_err(|e| match e.kind() {
-            ParseErrorKind::TooManyValues { .. } => format!(
-                "more than {MAX_LIST_VALUES} JSON values (every page counted): not a \
-                 server's tool list"
-            ),
-            _ => format!("not strict JSON: {}", e.masked_message()),
+            ParseErrorKind::TooManyValues { .. } => ListError::TooManyValues,
+            _ => ListError::NotJson(e),
         })
     }
 
     /// Count a page of `bytes` bytes; an error past the bound.
-    fn bytes(&mut self, bytes: usize) -> Result<(), String> {
+    fn bytes(&mut self, bytes: usize) -> Result<(), ListError> {
         self.bytes = self.bytes.saturating_add(bytes as u64);
         if self.bytes > MAX_LIST_BYTES {
-            return Err(format!(
-                "the tools/list pages together are larger than {MAX_LIST_BYTES} bytes: \
-                 not a server's tool list"
-            ));
+            return Err(ListError::TooManyBytes);
         }
         Ok(())
     }
 
     /// Count a page's tools; an error past the bound.
-    fn tools(&mut self, tools: usize) -> Result<(), String> {
+    fn tools(&mut self, tools: usize) -> Result<(), ListError> {
         self.tools = self.tools.saturating_add(tools);
         if self.tools > MAX_TOOLS {
-            return Err(format!(
-                "more than {MAX_TOOLS} tools listed: not imported (import a server's tools \
-                 from a list of at most {MAX_TOOLS})"
-            ));
+            return Err(ListError::TooManyTools);
         }
         Ok(())
     }
@@ -171,13 +220,7 @@ pub fn read_files(files: &[PathBuf]) -> Result<ToolsList, ImportError> {
 fn read_file(path: &Path, left: u64) -> Result<Vec<u8>, ImportError> {
     let file = std::fs::File::open(path).map_err(|e| input(path, format!("cannot read: {e}")))?;
     read_limited(file, left).map_err(|e| match e {
-        ReadError::TooLarge { .. } if left < MAX_LIST_BYTES => input(
-            path,
-            format!(
-                "the tools/list pages together are larger than {MAX_LIST_BYTES} bytes: \
-                 not a server's tool list"
-            ),
-        ),
+        ReadError::TooLarge { .. } if left < MAX_LIST_BYTES => input(path, ListError::TooManyBytes),
         ReadError::TooLarge { .. } => input(
             path,
             format!("larger than {MAX_ANSWER_BYTES} bytes: not a tools/list answer"),
@@ -186,10 +229,10 @@ fn read_file(path: &Path, left: u64) -> Result<Vec<u8>, ImportError> {
     })
 }
 
-fn input(path: &Path, reason: impl Into<String>) -> ImportError {
+fn input(path: &Path, reason: impl std::fmt::Display) -> ImportError {
     ImportError::Input {
         path: path.to_path_buf(),
-        reason: reason.into(),
+        reason: reason.to_string(),
     }
 }
 
@@ -222,31 +265,20 @@ struct Page {
 
 /// A page from a whole JSON-RPC response (`{"jsonrpc","id","result"}`) or a bare result
 /// (`{"tools": [...]}`).
-fn page_of(value: Value) -> Result<Page, String> {
+fn page_of(value: Value) -> Result<Page, ListError> {
     let Value::Object(mut object) = value else {
-        return Err("not a tools/list answer: expected a JSON object".into());
+        return Err(ListError::NotAnObject);
     };
     let result = if object.contains_key("jsonrpc") {
         if object.contains_key("method") {
-            return Err(
-                "a JSON-RPC request or notification, not the answer to tools/list \
-                        (save the server's response line)"
-                    .into(),
-            );
+            return Err(ListError::Request);
         }
-        if let Some(error) = object.get("error") {
-            return Err(format!(
-                "a JSON-RPC error answer, not a tools/list result: {}",
-                rpc_error(error)
-            ));
+        if let Some(error) = object.remove("error") {
+            return Err(ListError::RpcError(error));
         }
         match object.remove("result") {
             Some(Value::Object(result)) => result,
-            _ => {
-                return Err(
-                    "a JSON-RPC message without a result object: not a tools/list answer".into(),
-                )
-            }
+            _ => return Err(ListError::NoResult),
         }
     } else {
         object
@@ -254,16 +286,16 @@ fn page_of(value: Value) -> Result<Page, String> {
     result_page(result)
 }
 
-fn result_page(mut result: Map<String, Value>) -> Result<Page, String> {
+fn result_page(mut result: Map<String, Value>) -> Result<Page, ListError> {
     let tools = match result.remove("tools") {
-        None => return Err("no \"tools\" member: not a tools/list answer (a JSON-RPC response line or its result object)".into()),
+        None => return Err(ListError::NoTools),
         Some(Value::Array(tools)) => tools,
-        Some(_) => return Err("\"tools\" is not an array".into()),
+        Some(_) => return Err(ListError::ToolsNotArray),
     };
     let next_cursor = match result.get("nextCursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(cursor)) => Some(cursor.clone()),
-        Some(_) => return Err("\"nextCursor\" is not a string".into()),
+        Some(_) => return Err(ListError::CursorNotString),
     };
     Ok(Page { tools, next_cursor })
 }
@@ -293,7 +325,7 @@ pub fn read_server(command: &str, timeout: Duration) -> Result<ToolsList, Import
 struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Result<Vec<u8>, String>>,
+    lines: mpsc::Receiver<Result<Vec<u8>, LineError>>,
     timeout: Duration,
     next_id: i64,
     /// Every line read, and the tools listed, within their bounds.
@@ -357,7 +389,7 @@ impl Server {
             let result = self.request("tools/list", params)?;
             let page = match result {
                 Value::Object(result) => result_page(result),
-                _ => Err("the tools/list result is not an object".to_owned()),
+                _ => Err(ListError::ResultNotObject),
             }
             .and_then(|page| self.tally.tools(page.tools.len()).map(|()| page))
             .map_err(|e| server_error(format!("tools/list: {e}")))?;
@@ -509,9 +541,20 @@ fn kill_group(pid: u32) {
     }
 }
 
+/// Why the server's stdout gave no further line.
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    /// A line over [`MAX_ANSWER_BYTES`].
+    #[error("the server wrote a line over {MAX_ANSWER_BYTES} bytes")]
+    TooLong,
+    /// Reading failed.
+    #[error("reading the server's output: {0}")]
+    Read(std::io::Error),
+}
+
 /// Lines of the server's stdout, each at most [`MAX_ANSWER_BYTES`]; ends at EOF, after
 /// a read error or an over-long line (reported), or when nobody listens any more.
-fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Result<Vec<u8>, String>>) {
+fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Result<Vec<u8>, LineError>>) {
     let mut reader = BufReader::new(stdout);
     loop {
         let mut line = Vec::new();
@@ -521,9 +564,7 @@ fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Result<Vec<u8>, String>>)
         {
             Ok(0) => return,
             Ok(_) if line.len() as u64 > MAX_ANSWER_BYTES => {
-                let _ = tx.send(Err(format!(
-                    "the server wrote a line over {MAX_ANSWER_BYTES} bytes"
-                )));
+                let _ = tx.send(Err(LineError::TooLong));
                 return;
             }
             Ok(_) => {
@@ -532,7 +573,7 @@ fn read_lines(stdout: impl Read, tx: &mpsc::SyncSender<Result<Vec<u8>, String>>)
                 }
             }
             Err(e) => {
-                let _ = tx.send(Err(format!("reading the server's output: {e}")));
+                let _ = tx.send(Err(LineError::Read(e)));
                 return;
             }
         }
@@ -557,14 +598,18 @@ mod tests {
     fn an_error_answer_a_request_and_a_missing_tools_array_are_not_pages() {
         let error =
             json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "nope"}});
-        assert!(page_of(error).unwrap_err().contains("-32601"));
+        let e = page_of(error).unwrap_err();
+        assert!(matches!(e, ListError::RpcError(_)), "{e}");
+        assert!(e.to_string().contains("-32601"), "{e}");
         let request = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-        assert!(page_of(request).unwrap_err().contains("request"));
-        assert!(page_of(json!({"tool": []}))
-            .unwrap_err()
-            .contains("\"tools\""));
-        assert!(page_of(json!({"tools": [], "nextCursor": 3}))
-            .unwrap_err()
-            .contains("nextCursor"));
+        assert!(matches!(page_of(request), Err(ListError::Request)));
+        assert!(matches!(
+            page_of(json!({"tool": []})),
+            Err(ListError::NoTools)
+        ));
+        assert!(matches!(
+            page_of(json!({"tools": [], "nextCursor": 3})),
+            Err(ListError::CursorNotString)
+        ));
     }
 }
