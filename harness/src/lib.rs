@@ -34,10 +34,11 @@
 //! * to check: [`Check`] (the run, a builder), [`Adapter`] (what you implement, or
 //!   [`replaying`] around your crate's judging path, or [`ExecAdapter`] for a program
 //!   speaking the exec protocol, or [`GuardAdapter`] for the guard itself), [`Answer`],
-//!   [`AdapterFailure`], [`AnswerReadError`], [`Upstream`]; a case is a [`Case`] with its [`Expectation`];
+//!   [`AdapterFailure`], [`AnswerReadError`], [`Upstream`]; a case is a [`Case`] with
+//!   its [`Expectation`];
 //! * what a run found: [`Report`], [`ContractReport`], [`Finding`], [`FindingKind`],
 //!   [`Severity`], [`Verdict`], [`ClassSummary`], [`Reproducer`], [`Shard`], and
-//!   [`CheckError`] when a contract cannot be checked;
+//!   [`CheckError`] (with [`CorpusError`]) when a contract cannot be checked;
 //! * to fuzz the adapter: [`AdapterFuzzer`], [`RunOptions`], [`Run`], [`AdapterFinding`],
 //!   [`Dictionary`], [`fuzz_adapter`] (a libFuzzer target's body).
 //!
