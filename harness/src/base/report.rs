@@ -151,6 +151,110 @@ pub fn cell_text(text: &str) -> String {
     out
 }
 
+/// How a column's cells line up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// A table of a report, rendered as Markdown (for a pull request) or as aligned text
+/// (for a terminal). Its cells are already escaped for the rendering: [`code_span`],
+/// [`cell_text`] or [`markdown_text`] for Markdown, [`printable`] for a terminal.
+#[derive(Debug, Clone)]
+pub(crate) struct Table {
+    columns: Vec<(&'static str, Align, usize)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these columns: title, alignment, and the least width of the text
+    /// rendering.
+    pub(crate) fn new(columns: &[(&'static str, Align, usize)]) -> Self {
+        Self {
+            columns: columns.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// One row, a cell per column.
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        debug_assert_eq!(cells.len(), self.columns.len());
+        self.rows.push(cells);
+    }
+
+    /// The Markdown table: the titles, the alignment row, a line per row.
+    pub(crate) fn markdown(&self) -> String {
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
+            let mut out = String::from("|");
+            for cell in cells {
+                out.push(' ');
+                out.push_str(cell);
+                out.push_str(" |");
+            }
+            out.push('\n');
+            out
+        };
+        let mut out = line(&mut self.columns.iter().map(|c| c.0));
+        out.push('|');
+        for (_, align, _) in &self.columns {
+            out.push_str(match align {
+                Align::Left => "---|",
+                Align::Right => "---:|",
+            });
+        }
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(&mut row.iter().map(String::as_str)));
+        }
+        out
+    }
+
+    /// The text table: columns as wide as their widest cell (at least their least
+    /// width), one space apart.
+    pub(crate) fn text(&self) -> String {
+        let widths: Vec<usize> = (0..self.columns.len())
+            .map(|i| {
+                let (title, _, least) = self.columns[i];
+                self.rows
+                    .iter()
+                    .map(|row| row[i].chars().count())
+                    .chain([title.chars().count(), least])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
+            let mut out = String::new();
+            for (i, cell) in cells.enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                match self.columns[i].1 {
+                    Align::Left => {
+                        out.push_str(cell);
+                        out.extend(std::iter::repeat_n(' ', pad));
+                    }
+                    Align::Right => {
+                        out.extend(std::iter::repeat_n(' ', pad));
+                        out.push_str(cell);
+                    }
+                }
+            }
+            out.push('\n');
+            out
+        };
+        let mut out = line(&mut self.columns.iter().map(|c| c.0));
+        for row in &self.rows {
+            out.push_str(&line(&mut row.iter().map(String::as_str)));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +279,17 @@ mod tests {
             cell_text("<img src=x> | a & b"),
             "&lt;img src=x&gt; \\| a &amp; b"
         );
+    }
+
+    #[test]
+    fn a_table_renders_as_markdown_and_as_aligned_text() {
+        let mut table = Table::new(&[("name", Align::Left, 6), ("n", Align::Right, 3)]);
+        table.row(vec!["a".into(), "12".into()]);
+        table.row(vec!["longer".into(), "3".into()]);
+        assert_eq!(
+            table.markdown(),
+            "| name | n |\n|---|---:|\n| a | 12 |\n| longer | 3 |\n"
+        );
+        assert_eq!(table.text(), "name     n\na       12\nlonger   3\n");
     }
 }
