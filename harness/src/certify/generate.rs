@@ -436,7 +436,7 @@ impl Generator<'_> {
         // One member at a time: every other value of a required member, each optional
         // member added, then all of them.
         one_member_at_a_time(&padded, &choices, &optional_values, &mut out);
-        self.pattern_members(map, (&properties, &allowed), &padded, depth, &mut out);
+        self.pattern_members(map, &properties, &allowed, (&padded, depth), &mut out);
         let mut all = padded;
         for (name, first, _) in &optional_values {
             all.insert(name.clone(), first.clone());
@@ -455,9 +455,9 @@ impl Generator<'_> {
     fn pattern_members(
         &mut self,
         map: &Map<String, Value>,
-        (properties, allowed): (&Map<String, Value>, &dyn Fn(&str) -> bool),
-        padded: &Map<String, Value>,
-        depth: usize,
+        properties: &Map<String, Value>,
+        allowed: &dyn Fn(&str) -> bool,
+        (padded, depth): (&Map<String, Value>, usize),
         out: &mut Vec<Value>,
     ) {
         let patterns: Vec<(String, Value)> = map

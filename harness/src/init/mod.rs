@@ -509,13 +509,16 @@ fn limits_of(accepted: &[Accepted<'_>], samples: &Samples<'_>, scaffold: &mut Sc
     }
 }
 
+/// A guard of the scaffold for a data schema and freshness windows.
+type TrialGuard<'a> = dyn Fn(&Value, &[learn::FreshBounds]) -> Result<Guard, String> + 'a;
+
 /// What learning from near misses works with: the samples, their instants and accepted
 /// bodies, and a guard of the scaffold for a schema and freshness windows.
 struct Learning<'a> {
     data: &'a [Value],
     nows: &'a [Timestamp],
     accepted_bodies: &'a [(Vec<u8>, &'a Request)],
-    trial: &'a dyn Fn(&Value, &[learn::FreshBounds]) -> Result<Guard, String>,
+    trial: &'a TrialGuard<'a>,
 }
 
 /// What the given near misses taught: the data schema and freshness windows, and the near
