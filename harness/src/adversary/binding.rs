@@ -95,60 +95,79 @@ pub(super) fn request_variants(b: &mut Builder<'_>, fixture: &Fixture, value: &V
                 else {
                     continue;
                 };
-                for (name, now, expect) in freshness_edges(time, *max_age, *max_skew) {
-                    let mut r = request.clone();
-                    r.now = now;
-                    b.push(
-                        "freshness",
-                        Some(origin),
-                        &location,
-                        name,
-                        &r,
-                        body(value),
-                        Vec::new(),
-                        expect,
-                    );
-                }
-                for (name, field, now) in straddles(*max_age, *max_skew) {
-                    let mut r = request.clone();
-                    r.now = now;
-                    let mut v = value.clone();
-                    if let Some(slot) = v.pointer_mut(&location) {
-                        *slot = Value::String(field.to_string());
-                    }
-                    b.push(
-                        "freshness",
-                        Some(origin),
-                        &location,
-                        &name,
-                        &r,
-                        body(&v),
-                        Vec::new(),
-                        Expectation::Reference,
-                    );
-                }
-                for (name, now, field, expect) in sub_second_edges(time, *max_age, *max_skew) {
-                    let Some(now) = now else { continue };
-                    let mut r = request.clone();
-                    r.now = now;
-                    let mut v = value.clone();
-                    if let (Some(text), Some(slot)) = (field, v.pointer_mut(&location)) {
-                        *slot = Value::String(text);
-                    }
-                    b.push(
-                        "freshness",
-                        Some(origin),
-                        &location,
-                        name,
-                        &r,
-                        body(&v),
-                        Vec::new(),
-                        expect,
-                    );
-                }
+                freshness(b, fixture, value, &location, (time, *max_age, *max_skew));
             }
             _ => {}
         }
+    }
+}
+
+/// freshness: the request time at the window's edges, the member's time straddling
+/// them, and both to the sub-second.
+fn freshness(
+    b: &mut Builder<'_>,
+    fixture: &Fixture,
+    value: &Value,
+    location: &str,
+    (time, max_age, max_skew): (
+        airlock_guard::jiff::Timestamp,
+        airlock_guard::jiff::SignedDuration,
+        airlock_guard::jiff::SignedDuration,
+    ),
+) {
+    let origin = fixture.name.as_str();
+    let request = &fixture.request;
+    let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
+    for (name, now, expect) in freshness_edges(time, max_age, max_skew) {
+        let mut r = request.clone();
+        r.now = now;
+        b.push(
+            "freshness",
+            Some(origin),
+            location,
+            name,
+            &r,
+            body(value),
+            Vec::new(),
+            expect,
+        );
+    }
+    for (name, field, now) in straddles(max_age, max_skew) {
+        let mut r = request.clone();
+        r.now = now;
+        let mut v = value.clone();
+        if let Some(slot) = v.pointer_mut(location) {
+            *slot = Value::String(field.to_string());
+        }
+        b.push(
+            "freshness",
+            Some(origin),
+            location,
+            &name,
+            &r,
+            body(&v),
+            Vec::new(),
+            Expectation::Reference,
+        );
+    }
+    for (name, now, field, expect) in sub_second_edges(time, max_age, max_skew) {
+        let Some(now) = now else { continue };
+        let mut r = request.clone();
+        r.now = now;
+        let mut v = value.clone();
+        if let (Some(text), Some(slot)) = (field, v.pointer_mut(location)) {
+            *slot = Value::String(text);
+        }
+        b.push(
+            "freshness",
+            Some(origin),
+            location,
+            name,
+            &r,
+            body(&v),
+            Vec::new(),
+            expect,
+        );
     }
 }
 

@@ -50,66 +50,7 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
             Vec::new(),
             Expectation::Reject,
         );
-        let deep = limits.max_depth + 1;
-        let nested = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
-        for (parent, name) in member_pointers(value).into_iter().take(1) {
-            let location = format!("{parent}/{}", escape_token(&name));
-            if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
-                b.push(
-                    "deep_nesting",
-                    Some(origin),
-                    &location,
-                    "one_past_max_depth",
-                    request,
-                    Upstream::Body(bytes),
-                    Vec::new(),
-                    Expectation::Reject,
-                );
-            }
-        }
-        // Where the contract leaves a member free (no schema judges it: an unmapped member
-        // of an open vendor document), nesting exactly to `max_depth` and one past it, so
-        // that the parser's depth limit decides and nothing else.
-        // (An MCP message's members are the protocol's: its free places, `_meta`, are
-        // varied by `mcp-result-members`.)
-        let free = member_pointers(value)
-            .into_iter()
-            .filter(|_| !b.is_mcp())
-            .map(|(parent, name)| format!("{parent}/{}", escape_token(&name)))
-            .filter(|at| b.schemas_at(at).is_empty())
-            .take(4);
-        for location in free.collect::<Vec<_>>() {
-            let containers = location.matches('/').count();
-            for (suffix, depth, expect) in [
-                (
-                    "free_member_at_max_depth",
-                    limits.max_depth,
-                    Expectation::Reference,
-                ),
-                (
-                    "free_member_one_past_max_depth",
-                    limits.max_depth + 1,
-                    Expectation::Reject,
-                ),
-            ] {
-                let Some(k) = depth.checked_sub(containers).filter(|k| *k > 0) else {
-                    continue;
-                };
-                let nested = format!("{}{}", "[".repeat(k), "]".repeat(k));
-                if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
-                    b.push(
-                        "deep_nesting",
-                        Some(origin),
-                        &location,
-                        suffix,
-                        request,
-                        Upstream::Body(bytes),
-                        Vec::new(),
-                        expect,
-                    );
-                }
-            }
-        }
+        deep_members(b, fixture, value);
         let half = max_bytes / 2;
         b.push(
             "deep_nesting",
@@ -131,5 +72,71 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
             Vec::new(),
             Expectation::Reject,
         );
+    }
+}
+
+/// deep_nesting at members: the first member one past `max_depth`; members the contract
+/// leaves free (no schema judges them: an unmapped member of an open vendor document)
+/// nested exactly to `max_depth` and one past it, so that the parser's depth limit
+/// decides and nothing else. (An MCP message's members are the protocol's: its free
+/// places, `_meta`, are varied by `mcp-result-members`.)
+fn deep_members(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
+    let origin = fixture.name.as_str();
+    let request = &fixture.request;
+    let limits = b.contract.limits();
+    let deep = limits.max_depth + 1;
+    let nested = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
+    for (parent, name) in member_pointers(value).into_iter().take(1) {
+        let location = format!("{parent}/{}", escape_token(&name));
+        if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
+            b.push(
+                "deep_nesting",
+                Some(origin),
+                &location,
+                "one_past_max_depth",
+                request,
+                Upstream::Body(bytes),
+                Vec::new(),
+                Expectation::Reject,
+            );
+        }
+    }
+    let free = member_pointers(value)
+        .into_iter()
+        .filter(|_| !b.is_mcp())
+        .map(|(parent, name)| format!("{parent}/{}", escape_token(&name)))
+        .filter(|at| b.schemas_at(at).is_empty())
+        .take(4);
+    for location in free.collect::<Vec<_>>() {
+        let containers = location.matches('/').count();
+        for (suffix, depth, expect) in [
+            (
+                "free_member_at_max_depth",
+                limits.max_depth,
+                Expectation::Reference,
+            ),
+            (
+                "free_member_one_past_max_depth",
+                limits.max_depth + 1,
+                Expectation::Reject,
+            ),
+        ] {
+            let Some(k) = depth.checked_sub(containers).filter(|k| *k > 0) else {
+                continue;
+            };
+            let nested = format!("{}{}", "[".repeat(k), "]".repeat(k));
+            if let Some(bytes) = splice(value, &location, nested.as_bytes()) {
+                b.push(
+                    "deep_nesting",
+                    Some(origin),
+                    &location,
+                    suffix,
+                    request,
+                    Upstream::Body(bytes),
+                    Vec::new(),
+                    expect,
+                );
+            }
+        }
     }
 }

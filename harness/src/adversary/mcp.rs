@@ -436,7 +436,27 @@ impl Variants<'_, '_, '_> {
         {
             return;
         }
-        // A `_meta` the server already sent is replaced by each of these.
+        self.result_meta();
+        if let Some(text_at) = first_text(self.message) {
+            let block = text_at.trim_end_matches("/text").to_owned();
+            self.text_block_members(&block);
+            if let Some(Value::String(text)) = self.message.pointer(&text_at) {
+                self.text_respellings(&text_at, &block, text);
+            }
+        }
+        self.surrogate_pair_text();
+        let content = "/result/content";
+        if let Some(m) = self.edit(content, Some(json!([]))) {
+            self.push_value(content, "content_empty", &m, vec![], Expectation::Reference);
+        }
+        if let Some(m) = self.edit(content, None) {
+            self.push_value(content, "content_missing", &m, vec![], Expectation::Reject);
+        }
+    }
+
+    /// The result's `_meta` (a server's own is replaced): with a canary, not an object,
+    /// holding `NaN`, nested to `max_depth` and one past it.
+    fn result_meta(&mut self) {
         let at = "/result/_meta";
         let token = self.f.canary(at, 1);
         if let Some(m) = self.edit(at, Some(json!({"trace": token}))) {
@@ -472,156 +492,159 @@ impl Variants<'_, '_, '_> {
                 }
             }
         }
-        if let Some(text_at) = first_text(self.message) {
-            let block = text_at.trim_end_matches("/text").to_owned();
-            for (member, n) in [("annotations", 2), ("_meta", 3)] {
-                let member_at = format!("{block}/{member}");
-                let token = self.f.canary(&member_at, n);
-                let value = json!({"audience": ["assistant"], "priority": 0, "note": token});
-                if let Some(m) = self.edit(&member_at, Some(value)) {
-                    let name = member.trim_start_matches('_');
-                    let suffix = format!("text_block_{name}");
-                    self.push_value(&member_at, &suffix, &m, vec![token], Expectation::Reference);
-                    // A free place: `NaN` there, where the parser alone decides.
-                    if let Some(bytes) = splice(&m, &format!("{member_at}/priority"), b"NaN") {
-                        let request = self.f.fixture.request.clone();
-                        let suffix = format!("text_block_{name}_nan");
-                        self.f.push_body(
-                            &member_at,
-                            &suffix,
-                            &request,
-                            bytes,
-                            vec![],
-                            Expectation::Reject,
-                        );
-                    }
-                }
-            }
-            if let Some(Value::String(text)) = self.message.pointer(&text_at) {
-                let token = self.f.canary(&text_at, 4);
-                let raw = format!(
-                    r#"{{"type":"text","text":{},"text":{}}}"#,
-                    Value::String(token.clone()),
-                    Value::String(text.clone())
-                );
-                if let Some(bytes) = splice(self.message, &block, raw.as_bytes()) {
+    }
+
+    /// The text block's `annotations` and `_meta`, each with a canary and with `NaN` in a
+    /// free place.
+    fn text_block_members(&mut self, block: &str) {
+        for (member, n) in [("annotations", 2), ("_meta", 3)] {
+            let member_at = format!("{block}/{member}");
+            let token = self.f.canary(&member_at, n);
+            let value = json!({"audience": ["assistant"], "priority": 0, "note": token});
+            if let Some(m) = self.edit(&member_at, Some(value)) {
+                let name = member.trim_start_matches('_');
+                let suffix = format!("text_block_{name}");
+                self.push_value(&member_at, &suffix, &m, vec![token], Expectation::Reference);
+                // A free place: `NaN` there, where the parser alone decides.
+                if let Some(bytes) = splice(&m, &format!("{member_at}/priority"), b"NaN") {
                     let request = self.f.fixture.request.clone();
+                    let suffix = format!("text_block_{name}_nan");
                     self.f.push_body(
-                        &text_at,
-                        "text_twice_last_agreeing",
+                        &member_at,
+                        &suffix,
                         &request,
                         bytes,
-                        vec![token],
+                        vec![],
                         Expectation::Reject,
                     );
                 }
-                // The text's JSON with its first member written twice, a canary first and
-                // the agreeing value last: equal to structuredContent for a last-wins
-                // reader, refused by a strict one (structuredContent itself is clean).
-                let structured = self.message.pointer(STRUCTURED_CONTENT);
-                if let Some(Value::Object(object)) = structured {
-                    if let Some(first) = object.keys().next() {
-                        let token = self.f.canary(&text_at, 5);
-                        let compact = Value::Object(object.clone()).to_string();
-                        let doubled = format!(
-                            "{{{}:{},{}",
-                            Value::String(first.clone()),
-                            Value::String(token.clone()),
-                            &compact[1..]
-                        );
-                        if let Some(m) = self.edit(&text_at, Some(Value::String(doubled))) {
-                            self.push_value(
-                                &text_at,
-                                "text_json_member_twice_last_agreeing",
-                                &m,
-                                vec![token],
-                                Expectation::Reference,
-                            );
-                        }
-                    }
-                }
-                for (suffix, new) in [
-                    ("text_after_bom", format!("\u{FEFF}{text}")),
-                    ("text_then_more", format!("{text} (cached)")),
-                ] {
-                    if let Some(m) = self.edit(&text_at, Some(Value::String(new))) {
-                        self.push_value(&text_at, suffix, &m, vec![], Expectation::Reference);
-                    }
-                }
-                let second = self
-                    .message
-                    .pointer("/result/content")
-                    .and_then(Value::as_array);
-                if let Some(blocks) = second {
-                    let next = format!("/result/content/{}", blocks.len());
-                    let copy = self.message.pointer(&block).cloned();
-                    if let Some(m) = copy.and_then(|c| self.edit(&next, Some(c))) {
-                        self.push_value(
-                            &next,
-                            "second_agreeing_block",
-                            &m,
-                            vec![],
-                            Expectation::Reference,
-                        );
-                    }
+            }
+        }
+    }
+
+    /// The text block's `text` written twice (the last agreeing), its JSON with a member
+    /// twice, after a BOM or followed by more text, and a second agreeing block.
+    fn text_respellings(&mut self, text_at: &str, block: &str, text: &str) {
+        let token = self.f.canary(text_at, 4);
+        let raw = format!(
+            r#"{{"type":"text","text":{},"text":{}}}"#,
+            Value::String(token.clone()),
+            Value::String(text.to_owned())
+        );
+        if let Some(bytes) = splice(self.message, block, raw.as_bytes()) {
+            let request = self.f.fixture.request.clone();
+            self.f.push_body(
+                text_at,
+                "text_twice_last_agreeing",
+                &request,
+                bytes,
+                vec![token],
+                Expectation::Reject,
+            );
+        }
+        // The text's JSON with its first member written twice, a canary first and
+        // the agreeing value last: equal to structuredContent for a last-wins
+        // reader, refused by a strict one (structuredContent itself is clean).
+        let structured = self.message.pointer(STRUCTURED_CONTENT);
+        if let Some(Value::Object(object)) = structured {
+            if let Some(first) = object.keys().next() {
+                let token = self.f.canary(text_at, 5);
+                let compact = Value::Object(object.clone()).to_string();
+                let doubled = format!(
+                    "{{{}:{},{}",
+                    Value::String(first.clone()),
+                    Value::String(token.clone()),
+                    &compact[1..]
+                );
+                if let Some(m) = self.edit(text_at, Some(Value::String(doubled))) {
+                    self.push_value(
+                        text_at,
+                        "text_json_member_twice_last_agreeing",
+                        &m,
+                        vec![token],
+                        Expectation::Reference,
+                    );
                 }
             }
         }
-        // A character beyond the BMP in a string of structuredContent, the text block
-        // writing it as a surrogate-pair escape (the same JSON to a strict reader).
-        let structured = self.message.pointer(STRUCTURED_CONTENT).cloned();
-        let text_at = first_text(self.message);
-        if let (Some(Value::Object(mut object)), Some(text_at)) = (structured, text_at) {
-            // A free string (no pattern, enum, const or format; no check's field), so that
-            // the schema and the binding admit.
-            let free = |name: &str| {
-                let at = format!("/{}", crate::cases::escape_token(name));
-                let checked = self
-                    .f
-                    .b
-                    .contract
-                    .checks()
-                    .iter()
-                    .any(|c| c.field().as_str() == at || c.field().as_str().ends_with(&at));
-                !checked
-                    && self.f.b.schemas_at(&at).iter().all(|s| {
-                        ["pattern", "enum", "const", "format"]
-                            .iter()
-                            .all(|k| s.get(*k).is_none())
-                    })
-            };
-            let member = object
-                .iter()
-                .find(|(k, v)| v.as_str().is_some_and(|s| !s.is_empty()) && free(k))
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()));
-            if let Some((name, text)) = member {
-                object.insert(name, Value::String(format!("{text}\u{1F600}")));
-                let written = Value::Object(object.clone())
-                    .to_string()
-                    .replace('\u{1F600}', "\\ud83d\\ude00");
-                let mut m = self.message.clone();
-                if let Some(slot) = m.pointer_mut(STRUCTURED_CONTENT) {
-                    *slot = Value::Object(object);
-                }
-                if let Some(slot) = m.pointer_mut(&text_at) {
-                    *slot = Value::String(written);
-                }
+        for (suffix, new) in [
+            ("text_after_bom", format!("\u{FEFF}{text}")),
+            ("text_then_more", format!("{text} (cached)")),
+        ] {
+            if let Some(m) = self.edit(text_at, Some(Value::String(new))) {
+                self.push_value(text_at, suffix, &m, vec![], Expectation::Reference);
+            }
+        }
+        let second = self
+            .message
+            .pointer("/result/content")
+            .and_then(Value::as_array);
+        if let Some(blocks) = second {
+            let next = format!("/result/content/{}", blocks.len());
+            let copy = self.message.pointer(block).cloned();
+            if let Some(m) = copy.and_then(|c| self.edit(&next, Some(c))) {
                 self.push_value(
-                    &text_at,
-                    "text_surrogate_pair_escape",
+                    &next,
+                    "second_agreeing_block",
                     &m,
                     vec![],
                     Expectation::Reference,
                 );
             }
         }
-        let content = "/result/content";
-        if let Some(m) = self.edit(content, Some(json!([]))) {
-            self.push_value(content, "content_empty", &m, vec![], Expectation::Reference);
+    }
+
+    /// A character beyond the BMP in a free string of structuredContent, the text block
+    /// writing it as a surrogate-pair escape (the same JSON to a strict reader).
+    fn surrogate_pair_text(&mut self) {
+        let structured = self.message.pointer(STRUCTURED_CONTENT).cloned();
+        let text_at = first_text(self.message);
+        let (Some(Value::Object(mut object)), Some(text_at)) = (structured, text_at) else {
+            return;
+        };
+        let member = object
+            .iter()
+            .find(|(k, v)| v.as_str().is_some_and(|s| !s.is_empty()) && self.free_string(k))
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()));
+        if let Some((name, text)) = member {
+            object.insert(name, Value::String(format!("{text}\u{1F600}")));
+            let written = Value::Object(object.clone())
+                .to_string()
+                .replace('\u{1F600}', "\\ud83d\\ude00");
+            let mut m = self.message.clone();
+            if let Some(slot) = m.pointer_mut(STRUCTURED_CONTENT) {
+                *slot = Value::Object(object);
+            }
+            if let Some(slot) = m.pointer_mut(&text_at) {
+                *slot = Value::String(written);
+            }
+            self.push_value(
+                &text_at,
+                "text_surrogate_pair_escape",
+                &m,
+                vec![],
+                Expectation::Reference,
+            );
         }
-        if let Some(m) = self.edit(content, None) {
-            self.push_value(content, "content_missing", &m, vec![], Expectation::Reject);
-        }
+    }
+
+    /// Whether structuredContent's member `name` is a free string (no pattern, enum,
+    /// const or format; no check's field), so that the schema and the binding admit.
+    fn free_string(&self, name: &str) -> bool {
+        let at = format!("/{}", crate::cases::escape_token(name));
+        let checked = self
+            .f
+            .b
+            .contract
+            .checks()
+            .iter()
+            .any(|c| c.field().as_str() == at || c.field().as_str().ends_with(&at));
+        !checked
+            && self.f.b.schemas_at(&at).iter().all(|s| {
+                ["pattern", "enum", "const", "format"]
+                    .iter()
+                    .all(|k| s.get(*k).is_none())
+            })
     }
 
     /// mcp-content-kinds: a block of every other kind (refused unless the contract allows

@@ -224,6 +224,46 @@ fn rolled(y: i16, m: i8, d: i8) -> Option<airlock_guard::jiff::civil::Date> {
 /// `now` reaches 9999-12-31, and 0001 alone says nothing a fresh window can judge), and
 /// the offset past 9999 keeps `now` (its instant has none).
 pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
+    let Some(f) = calendar_fields(s) else {
+        return;
+    };
+    valid_calendar_times(&f, fresh, out);
+    let mut wrong = wrong_dates(s, &f);
+    wrong.extend(wrong_times(s, &f));
+    wrong.extend(one_digit_fields(s, &f));
+    for (suffix, text, instant) in wrong {
+        match instant {
+            Some(instant) => out.push(Trial::time("date_time_neighbour", suffix, &text, &instant)),
+            None => out.push(Trial::string("date_time_neighbour", suffix, &text)),
+        }
+    }
+}
+
+/// A date-time's fields as the calendar trials rewrite them.
+struct CalendarFields<'s> {
+    year: i16,
+    month: i8,
+    day: i8,
+    hour: i8,
+    /// `YYYY-MM-DD`.
+    date: &'s str,
+    /// `hh:mm:ss`.
+    time: &'s str,
+    /// From the `T` on.
+    rest: &'s str,
+    /// After the seconds: the fraction and the offset.
+    tail: &'s str,
+    minute: &'s str,
+    second: &'s str,
+}
+
+/// A wrong neighbour: its id suffix, its text, and the instant a lax reader takes it for
+/// (`None`: none).
+type Wrong = (&'static str, String, Option<String>);
+
+/// The fields of `s` when it is a valid RFC 3339 date-time in the usual shape
+/// (`YYYY-MM-DDThh:mm:ss…`); `None` otherwise (no calendar trials).
+fn calendar_fields(s: &str) -> Option<CalendarFields<'_>> {
     let b = s.as_bytes();
     let shaped = s.is_ascii() && b.len() >= 20 && b[10] == b'T' && b[13] == b':' && b[16] == b':';
     let (Some(year), Some(month), Some(day), Some(hour)) = (
@@ -232,13 +272,29 @@ pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
         s.get(8..10).and_then(|d| d.parse::<i8>().ok()),
         s.get(11..13).and_then(|h| h.parse::<i8>().ok()),
     ) else {
-        return;
+        return None;
     };
     if !shaped || s.parse::<Timestamp>().is_err() {
-        return;
+        return None;
     }
-    let (date, time, rest, tail) = (&s[..10], &s[11..19], &s[10..], &s[19..]);
-    let (minute, second) = (&s[14..16], &s[17..19]);
+    Some(CalendarFields {
+        year,
+        month,
+        day,
+        hour,
+        date: &s[..10],
+        time: &s[11..19],
+        rest: &s[10..],
+        tail: &s[19..],
+        minute: &s[14..16],
+        second: &s[17..19],
+    })
+}
+
+/// The valid times: leap days, the first and last day of every month of the year,
+/// midnight and the last second, and (not under `fresh`) the years 0001 and 9999.
+fn valid_calendar_times(f: &CalendarFields<'_>, fresh: bool, out: &mut Vec<Trial>) {
+    let (year, date, rest, tail) = (f.year, f.date, f.rest, f.tail);
     let valid = |out: &mut Vec<Trial>, suffix: String, text: String| {
         out.push(Trial::time("boundary_valid", suffix, &text, &text));
     };
@@ -290,9 +346,14 @@ pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
             "9999-12-31T23:59:59Z".into(),
         );
     }
+}
 
+/// Wrong dates: Feb 29 of 2100, Feb 30, June 31, September 31, day and month 00,
+/// three-digit fields, slashes (a lax reader rolls the day over or reads the original).
+fn wrong_dates(s: &str, f: &CalendarFields<'_>) -> Vec<Wrong> {
+    let (year, month, day, rest) = (f.year, f.month, f.day, f.rest);
     let at = |d: Option<airlock_guard::jiff::civil::Date>| d.map(|d| format!("{d}{rest}"));
-    let mut wrong: Vec<(&str, String, Option<String>)> = vec![
+    vec![
         (
             "calendar:02-29:2100",
             format!("2100-02-29{rest}"),
@@ -338,6 +399,15 @@ pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
             format!("{year:04}/{month:02}/{day:02}{rest}"),
             Some(s.into()),
         ),
+    ]
+}
+
+/// Wrong times: dots, the basic form, minute 60, offsets `-00:00`, without a colon, of
+/// hours alone, and offsets that carry the instant out of the years 0001–9999.
+fn wrong_times(s: &str, f: &CalendarFields<'_>) -> Vec<Wrong> {
+    let (year, month, day, hour) = (f.year, f.month, f.day, f.hour);
+    let (date, time, tail, minute, second) = (f.date, f.time, f.tail, f.minute, f.second);
+    vec![
         (
             "calendar:dot_separators",
             format!("{date}T{hour:02}.{minute}.{second}{tail}"),
@@ -379,18 +449,25 @@ pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
             "9999-12-31T23:30:00-01:00".into(),
             None,
         ),
-    ];
+    ]
+}
+
+/// One-digit month, day and hour, where the field's value has one digit.
+fn one_digit_fields(s: &str, f: &CalendarFields<'_>) -> Vec<Wrong> {
+    let (year, month, day, hour) = (f.year, f.month, f.day, f.hour);
+    let (date, tail, minute, second) = (f.date, f.tail, f.minute, f.second);
+    let mut wrong = Vec::new();
     if month < 10 {
         wrong.push((
             "calendar:one_digit_month",
-            format!("{year:04}-{month}-{day:02}{rest}"),
+            format!("{year:04}-{month}-{day:02}{rest}", rest = f.rest),
             Some(s.into()),
         ));
     }
     if day < 10 {
         wrong.push((
             "calendar:one_digit_day",
-            format!("{year:04}-{month:02}-{day}{rest}"),
+            format!("{year:04}-{month:02}-{day}{rest}", rest = f.rest),
             Some(s.into()),
         ));
     }
@@ -401,12 +478,7 @@ pub(super) fn calendar_trials(s: &str, fresh: bool, out: &mut Vec<Trial>) {
             Some(s.into()),
         ));
     }
-    for (suffix, text, instant) in wrong {
-        match instant {
-            Some(instant) => out.push(Trial::time("date_time_neighbour", suffix, &text, &instant)),
-            None => out.push(Trial::string("date_time_neighbour", suffix, &text)),
-        }
-    }
+    wrong
 }
 
 /// `request` with `now` moved by as much as the instant `instant` is from `original`, so

@@ -157,20 +157,18 @@ impl Generator<'_> {
             _ => return Vec::new(),
         };
         let mut out = Vec::new();
-        if let Some(Value::Array(items)) = map.get("examples") {
-            items.iter().for_each(|v| push_unique(&mut out, v.clone()));
-        }
-        if let Some(v) = map.get("default") {
-            push_unique(&mut out, v.clone());
-        }
-        if let Some(v) = map.get("const") {
-            push_unique(&mut out, v.clone());
+        if literal_values(map, &mut out) || self.composed(map, depth, &mut out) {
             return out;
         }
-        if let Some(Value::Array(values)) = map.get("enum") {
-            values.iter().for_each(|v| push_unique(&mut out, v.clone()));
-            return out;
-        }
+        let types = types_of(map);
+        let per_type: Vec<Vec<Value>> = types.iter().map(|t| self.typed(map, t, depth)).collect();
+        interleave(&mut out, per_type);
+        out
+    }
+
+    /// The values of an applicator (`$ref`, `allOf` merged into the schema; `anyOf`,
+    /// `oneOf` and `if` branch by branch, interleaved); whether one applied.
+    fn composed(&mut self, map: &Map<String, Value>, depth: usize, out: &mut Vec<Value>) -> bool {
         let without = |key: &str| {
             let mut rest = map.clone();
             rest.remove(key);
@@ -184,7 +182,7 @@ impl Generator<'_> {
         {
             let merged = merge(&without("$ref"), &target);
             out.extend(self.values(&Value::Object(merged), depth + 1));
-            return out;
+            return true;
         }
         if let Some(Value::Array(branches)) = map.get("allOf").cloned() {
             let mut merged = without("allOf");
@@ -200,7 +198,7 @@ impl Generator<'_> {
                 merged = merge(&merged, &branch);
             }
             out.extend(self.values(&Value::Object(merged), depth + 1));
-            return out;
+            return true;
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = map.get(keyword).cloned() {
@@ -209,8 +207,8 @@ impl Generator<'_> {
                     .iter()
                     .map(|b| self.values(&Value::Object(merge(&rest, b)), depth + 1))
                     .collect();
-                interleave(&mut out, per_branch);
-                return out;
+                interleave(out, per_branch);
+                return true;
             }
         }
         if let Some(condition) = map.get("if").cloned() {
@@ -223,49 +221,10 @@ impl Generator<'_> {
                 self.values(&Value::Object(yes), depth + 1),
                 self.values(&Value::Object(no), depth + 1),
             ];
-            interleave(&mut out, both);
-            return out;
+            interleave(out, both);
+            return true;
         }
-        let types: Vec<String> = match map.get("type") {
-            Some(Value::String(t)) => vec![t.clone()],
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => {
-                let has = |keys: &[&str]| keys.iter().any(|k| map.contains_key(*k));
-                if has(&[
-                    "properties",
-                    "required",
-                    "additionalProperties",
-                    "propertyNames",
-                    "patternProperties",
-                    "minProperties",
-                ]) {
-                    vec!["object".into()]
-                } else if has(&["items", "prefixItems", "contains", "minItems"]) {
-                    vec!["array".into()]
-                } else if has(&["pattern", "minLength", "maxLength", "format"]) {
-                    vec!["string".into()]
-                } else if has(&[
-                    "minimum",
-                    "maximum",
-                    "exclusiveMinimum",
-                    "exclusiveMaximum",
-                    "multipleOf",
-                ]) {
-                    vec!["number".into()]
-                } else {
-                    ["null", "boolean", "integer", "string", "array", "object"]
-                        .map(str::to_owned)
-                        .to_vec()
-                }
-            }
-        };
-        let per_type: Vec<Vec<Value>> = types.iter().map(|t| self.typed(map, t, depth)).collect();
-        interleave(&mut out, per_type);
-        out
+        false
     }
 
     fn typed(&mut self, map: &Map<String, Value>, kind: &str, depth: usize) -> Vec<Value> {
@@ -428,43 +387,13 @@ impl Generator<'_> {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let names_allowed: Option<Vec<String>> =
-            map.get("propertyNames")
-                .and_then(|p| match (p.get("enum"), p.get("const")) {
-                    (Some(Value::Array(names)), _) => Some(
-                        names
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    ),
-                    (_, Some(Value::String(name))) => Some(vec![name.clone()]),
-                    _ => None,
-                });
+        let names_allowed = names_allowed(map);
         let closed = map.get("additionalProperties") == Some(&Value::Bool(false))
             || map.get("unevaluatedProperties") == Some(&Value::Bool(false));
         let allowed = |name: &str| {
             names_allowed
                 .as_ref()
                 .is_none_or(|n| n.iter().any(|a| a == name))
-        };
-        let schema_of = |name: &str| -> Value {
-            if let Some(s) = properties.get(name) {
-                return s.clone();
-            }
-            for (pattern, s) in map
-                .get("patternProperties")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-            {
-                if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(name)) {
-                    return s.clone();
-                }
-            }
-            map.get("additionalProperties")
-                .cloned()
-                .unwrap_or(Value::Bool(true))
         };
         let required: Vec<String> = map
             .get("required")
@@ -477,7 +406,7 @@ impl Generator<'_> {
         let mut base = Map::new();
         let mut choices: Vec<(String, Vec<Value>)> = Vec::new();
         for name in &required {
-            let values = self.values(&schema_of(name), depth + 1);
+            let values = self.values(&member_schema(map, &properties, name), depth + 1);
             let Some(first) = values.first() else {
                 return Vec::new();
             };
@@ -502,47 +431,35 @@ impl Generator<'_> {
             .and_then(Value::as_u64)
             .unwrap_or(0) as usize;
         let mut out = Vec::new();
-        let mut padded = base.clone();
-        for (name, first, _) in &optional_values {
-            if padded.len() >= min {
-                break;
-            }
-            padded.insert(name.clone(), first.clone());
-        }
-        let mut extra = 0;
-        while padded.len() < min && !closed && extra < 64 {
-            let name = format!("extra_{extra}");
-            if allowed(&name) {
-                padded.insert(name, Value::Null);
-            }
-            extra += 1;
-        }
+        let padded = padded_to_min(&base, &optional_values, min, closed, &allowed);
         push_unique(&mut out, Value::Object(padded.clone()));
         // One member at a time: every other value of a required member, each optional
         // member added, then all of them.
-        // (A wide object is copied per value only while the list has room.)
-        for (name, values) in &choices {
-            for v in values.iter().skip(1) {
-                if out.len() >= KEPT {
-                    break;
-                }
-                let mut o = padded.clone();
-                o.insert(name.clone(), v.clone());
-                push_unique(&mut out, Value::Object(o));
-            }
+        one_member_at_a_time(&padded, &choices, &optional_values, &mut out);
+        self.pattern_members(map, &properties, &allowed, (&padded, depth), &mut out);
+        let mut all = padded;
+        for (name, first, _) in &optional_values {
+            all.insert(name.clone(), first.clone());
         }
-        for (name, _, values) in &optional_values {
-            for v in values.iter().take(3) {
-                if out.len() >= KEPT {
-                    break;
-                }
-                let mut o = padded.clone();
-                o.insert(name.clone(), v.clone());
-                push_unique(&mut out, Value::Object(o));
-            }
+        push_unique(&mut out, Value::Object(all));
+        if !closed && names_allowed.is_none() {
+            let mut o = base;
+            o.insert("airlock_extra".into(), json!("x"));
+            push_unique(&mut out, Value::Object(o));
         }
-        // A member named after each pattern of `patternProperties` (a name the pattern
-        // matches, no listed member's), with a value of its subschema.
+        out
+    }
+
+    /// A member named after each pattern of `patternProperties` (a name the pattern
+    /// matches, no listed member's), with a value of its subschema.
+    fn pattern_members(
+        &mut self,
+        map: &Map<String, Value>,
+        properties: &Map<String, Value>,
+        allowed: &dyn Fn(&str) -> bool,
+        (padded, depth): (&Map<String, Value>, usize),
+        out: &mut Vec<Value>,
+    ) {
         let patterns: Vec<(String, Value)> = map
             .get("patternProperties")
             .and_then(Value::as_object)
@@ -561,20 +478,169 @@ impl Generator<'_> {
             if let (Some(name), Some(value)) = (name, value) {
                 let mut o = padded.clone();
                 o.insert(name, value);
-                push_unique(&mut out, Value::Object(o));
+                push_unique(out, Value::Object(o));
             }
         }
-        let mut all = padded;
-        for (name, first, _) in &optional_values {
-            all.insert(name.clone(), first.clone());
+    }
+}
+
+/// The schema's own values (`examples`, `default`), then `const` or `enum`; whether
+/// those are all its values.
+fn literal_values(map: &Map<String, Value>, out: &mut Vec<Value>) -> bool {
+    if let Some(Value::Array(items)) = map.get("examples") {
+        items.iter().for_each(|v| push_unique(out, v.clone()));
+    }
+    if let Some(v) = map.get("default") {
+        push_unique(out, v.clone());
+    }
+    if let Some(v) = map.get("const") {
+        push_unique(out, v.clone());
+        return true;
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        values.iter().for_each(|v| push_unique(out, v.clone()));
+        return true;
+    }
+    false
+}
+
+/// The types a schema's values are generated for: its `type`, else the type its
+/// keywords apply to, else every type.
+fn types_of(map: &Map<String, Value>) -> Vec<String> {
+    match map.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => {
+            let has = |keys: &[&str]| keys.iter().any(|k| map.contains_key(*k));
+            if has(&[
+                "properties",
+                "required",
+                "additionalProperties",
+                "propertyNames",
+                "patternProperties",
+                "minProperties",
+            ]) {
+                vec!["object".into()]
+            } else if has(&["items", "prefixItems", "contains", "minItems"]) {
+                vec!["array".into()]
+            } else if has(&["pattern", "minLength", "maxLength", "format"]) {
+                vec!["string".into()]
+            } else if has(&[
+                "minimum",
+                "maximum",
+                "exclusiveMinimum",
+                "exclusiveMaximum",
+                "multipleOf",
+            ]) {
+                vec!["number".into()]
+            } else {
+                ["null", "boolean", "integer", "string", "array", "object"]
+                    .map(str::to_owned)
+                    .to_vec()
+            }
         }
-        push_unique(&mut out, Value::Object(all));
-        if !closed && names_allowed.is_none() {
-            let mut o = base;
-            o.insert("airlock_extra".into(), json!("x"));
-            push_unique(&mut out, Value::Object(o));
+    }
+}
+
+/// The member names `propertyNames` allows (its `enum` or `const`); `None`: any.
+fn names_allowed(map: &Map<String, Value>) -> Option<Vec<String>> {
+    map.get("propertyNames")
+        .and_then(|p| match (p.get("enum"), p.get("const")) {
+            (Some(Value::Array(names)), _) => Some(
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            (_, Some(Value::String(name))) => Some(vec![name.clone()]),
+            _ => None,
+        })
+}
+
+/// The subschema of member `name`: its property's, else the first matching
+/// `patternProperties`', else `additionalProperties` (default `true`).
+fn member_schema(map: &Map<String, Value>, properties: &Map<String, Value>, name: &str) -> Value {
+    if let Some(s) = properties.get(name) {
+        return s.clone();
+    }
+    for (pattern, s) in map
+        .get("patternProperties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(name)) {
+            return s.clone();
         }
-        out
+    }
+    map.get("additionalProperties")
+        .cloned()
+        .unwrap_or(Value::Bool(true))
+}
+
+/// An optional member with its first value and its values.
+type OptionalMember = (String, Value, Vec<Value>);
+
+/// `base` padded to `minProperties`: optional members first, then (when the object is
+/// open) `extra_N` members the names allow.
+fn padded_to_min(
+    base: &Map<String, Value>,
+    optional_values: &[OptionalMember],
+    min: usize,
+    closed: bool,
+    allowed: &dyn Fn(&str) -> bool,
+) -> Map<String, Value> {
+    let mut padded = base.clone();
+    for (name, first, _) in optional_values {
+        if padded.len() >= min {
+            break;
+        }
+        padded.insert(name.clone(), first.clone());
+    }
+    let mut extra = 0;
+    while padded.len() < min && !closed && extra < 64 {
+        let name = format!("extra_{extra}");
+        if allowed(&name) {
+            padded.insert(name, Value::Null);
+        }
+        extra += 1;
+    }
+    padded
+}
+
+/// One member at a time: every other value of a required member, each optional
+/// member's first values (a wide object is copied per value only while the list has
+/// room).
+fn one_member_at_a_time(
+    padded: &Map<String, Value>,
+    choices: &[(String, Vec<Value>)],
+    optional_values: &[OptionalMember],
+    out: &mut Vec<Value>,
+) {
+    for (name, values) in choices {
+        for v in values.iter().skip(1) {
+            if out.len() >= KEPT {
+                break;
+            }
+            let mut o = padded.clone();
+            o.insert(name.clone(), v.clone());
+            push_unique(out, Value::Object(o));
+        }
+    }
+    for (name, _, values) in optional_values {
+        for v in values.iter().take(3) {
+            if out.len() >= KEPT {
+                break;
+            }
+            let mut o = padded.clone();
+            o.insert(name.clone(), v.clone());
+            push_unique(out, Value::Object(o));
+        }
     }
 }
 

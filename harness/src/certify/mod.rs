@@ -23,6 +23,7 @@ mod view;
 mod witness;
 
 use airlock_guard::{CompiledSchema, Contract, ErrorCode, Guard, InputKind};
+use jsonschema::canonical::CanonicalSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -432,208 +433,41 @@ pub fn compare(
     let judge = Judge::new(old, new);
     let bases = judge.bases(bases);
     let structural = merged(structural::diff_view(od, nd, view));
-    // The two versions, then the two directions, each pair on two threads.
-    let canonical = if od == nd {
-        Err("the same document".to_owned())
-    } else if let Some(reason) = beyond_the_algebra(&structural, od, nd) {
-        Err(reason)
-    } else {
-        std::thread::scope(|scope| {
-            let old = scope.spawn(|| semantic::canonical(od).map_err(|e| e.to_string()));
-            let new = semantic::canonical(nd).map_err(|e| e.to_string());
-            let old = old
-                .join()
-                .unwrap_or_else(|_| Err("the algebra panicked".to_owned()));
-            Ok::<_, String>((old?, new?))
-        })
-    };
-    let ((rejected, rejected_schema), (admitted, admitted_schema)) = match &canonical {
-        // The same document admits the same instances.
-        _ if od == nd => ((Existence::No, None), (Existence::No, None)),
-        Ok((o, n)) => std::thread::scope(|scope| {
-            let rejected = scope.spawn(|| semantic::difference(o, n, MAX_DIFFERENCE_BYTES));
-            let admitted = semantic::difference(n, o, MAX_DIFFERENCE_BYTES);
-            let rejected = rejected
-                .join()
-                .unwrap_or_else(|_| (Existence::Refused("the algebra panicked".to_owned()), None));
-            (rejected, admitted)
-        }),
-        Err(reason) => (
-            (Existence::Refused(reason.clone()), None),
-            (Existence::Refused(reason.clone()), None),
-        ),
-    };
+    let canonical = canonical_pair(od, nd, &structural);
+    let ((rejected, rejected_schema), (admitted, admitted_schema)) =
+        differences(od == nd, &canonical);
     let mut semantic = Semantic {
         newly_rejected: rejected.clone(),
         newly_admitted: admitted.clone(),
         dropped: 0,
     };
-    let proved = |answer: &Existence| *answer == Existence::No;
-    // Structural changes, each with a witness when one is found; a change the proofs
-    // contradict is an artefact of reading the documents and is dropped.
-    let mut changes = Vec::new();
-    for mut change in structural {
-        let witness = judge.structural_witness(&change, &bases);
-        match witness {
-            Some(w) => {
-                if change.class == Class::Unknown {
-                    change.class = if w.accepted_by == "old_only" {
-                        narrowed(view)
-                    } else {
-                        view.loosened(&change.pointer)
-                    };
-                }
-                change.evidence = Evidence::Witness;
-                change.witness = Some(w);
-            }
-            None => {
-                let narrowing = matches!(change.class, Class::Breaking);
-                let widening = matches!(change.class, Class::AgentVisible | Class::Compatible);
-                if (narrowing && proved(&rejected))
-                    || (widening && proved(&admitted))
-                    || (change.class == Class::Unknown && proved(&rejected) && proved(&admitted))
-                {
-                    semantic.dropped += 1;
-                    continue;
-                }
-                if change.class == Class::Unknown && proved(&rejected) {
-                    // Only the widening side is left open.
-                    change.class = view.loosened(&change.pointer);
-                }
-            }
-        }
-        changes.push(change);
-    }
-    let witnessed = |class: Class, changes: &[Change]| {
-        changes
-            .iter()
-            .any(|c| c.class == class && c.evidence == Evidence::Witness)
-    };
-    // The whole schema, newly rejected: a witness from the difference, the fixtures, the
-    // schema's own values.
+    let mut changes = settle_structural(
+        structural,
+        &judge,
+        &bases,
+        view,
+        (&rejected, &admitted),
+        &mut semantic,
+    );
     if !proved(&rejected) {
-        let pool = rejected_schema
-            .as_ref()
-            .map(|d| generate::candidates(d, d, 11))
-            .unwrap_or_default();
-        let found = judge.separating(pool.into_iter().chain(bases.iter().cloned()), true, 1);
-        let class = narrowed(view);
-        match found.into_iter().next() {
-            Some(instance) if !witnessed(class, &changes) => changes.push(Change {
-                class,
-                kind: "newly_rejected",
-                pointer: String::new(),
-                detail: match view.direction {
-                    Direction::Response => {
-                        "a response the old version admitted is rejected now".into()
-                    }
-                    Direction::Request => {
-                        "arguments the old version accepted are rejected now".into()
-                    }
-                },
-                evidence: Evidence::Witness,
-                witness: Some(Witness {
-                    accepted_by: "old_only",
-                    instance,
-                    isolated: true,
-                }),
-                focus: Focus::Location,
-            }),
-            Some(_) => {}
-            // Undecided, and no witness settled it: never taken for "nothing rejected"
-            // (a narrowing the documents show already makes the verdict breaking).
-            None if !changes.iter().any(|c| c.class == Class::Breaking) => {
-                changes.push(Change {
-                    class: Class::Unknown,
-                    kind: "newly_rejected",
-                    pointer: String::new(),
-                    detail: if rejected == Existence::Yes {
-                        "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into()
-                    } else {
-                        format!(
-                            "the algebra could not decide whether anything the old version admitted is rejected now ({}), and no witness was found",
-                            rejected.as_str()
-                        )
-                    },
-                    evidence: Evidence::Structural,
-                    witness: None, focus: Focus::Location,
-                });
-            }
-            None => {}
-        }
-    }
-    // Newly admitted: what of it reaches the agent.
-    if !proved(&admitted) {
-        let pool = admitted_schema
-            .as_ref()
-            .map(|d| generate::candidates(d, d, 12))
-            .unwrap_or_default();
-        let found = judge.separating(
-            pool.into_iter().chain(bases.iter().cloned()),
-            false,
-            MAX_VISIBILITY_WITNESSES,
+        newly_rejected(
+            &judge,
+            &bases,
+            view,
+            (&rejected, rejected_schema.as_ref()),
+            &mut changes,
         );
-        let mut chosen: Option<(Class, String, Value)> = None;
-        for instance in found {
-            let (class, detail) = match view.direction {
-                Direction::Request => (
-                    Class::Compatible,
-                    "arguments the old version rejected are accepted now".to_owned(),
-                ),
-                Direction::Response => {
-                    visibility(view, &instance, canonical.as_ref().ok().map(|c| &c.0), od)
-                }
-            };
-            if chosen.as_ref().is_none_or(|(c, _, _)| class < *c) {
-                chosen = Some((class, detail, instance));
-            }
-            if chosen
-                .as_ref()
-                .is_some_and(|(c, _, _)| *c == Class::AgentVisible)
-            {
-                break;
-            }
-        }
-        let strongest_witnessed = changes
-            .iter()
-            .filter(|c| {
-                c.evidence == Evidence::Witness
-                    && c.witness
-                        .as_ref()
-                        .is_some_and(|w| w.accepted_by == "new_only")
-            })
-            .map(|c| c.class)
-            .min();
-        match chosen {
-            // What is newly admitted reaches at most agent-visible: once a witnessed change
-            // shows that, an undecided visibility adds nothing.
-            Some((class, detail, instance))
-                if strongest_witnessed.is_none_or(|s| class < s && s != Class::AgentVisible) =>
-            {
-                changes.push(Change {
-                    class,
-                    kind: "newly_admitted",
-                    pointer: String::new(),
-                    detail,
-                    evidence: Evidence::Witness,
-                    witness: Some(Witness {
-                        accepted_by: "new_only",
-                        instance,
-                        isolated: true,
-                    }), focus: Focus::Location,
-                });
-            }
-            Some(_) => {}
-            None if admitted == Existence::Yes && strongest_witnessed.is_none() => changes.push(Change {
-                class: if view.direction == Direction::Request { Class::Compatible } else { Class::Unknown },
-                kind: "newly_admitted",
-                pointer: String::new(),
-                detail: "the algebra finds instances only the new version admits, but no witness was confirmed by both guards".into(),
-                evidence: Evidence::Structural,
-                witness: None, focus: Focus::Location,
-            }),
-            None => {}
-        }
+    }
+    if !proved(&admitted) {
+        let old_canonical = canonical.as_ref().ok().map(|c| &c.0);
+        newly_admitted(
+            &judge,
+            &bases,
+            view,
+            (&admitted, admitted_schema.as_ref()),
+            (old_canonical, od),
+            &mut changes,
+        );
     }
     let both_proved = proved(&rejected) && proved(&admitted);
     if changes.is_empty() && od != nd && !both_proved {
@@ -662,6 +496,263 @@ pub fn compare(
     };
     certificate.settle(od == nd || both_proved);
     certificate
+}
+
+/// The two canonical forms of the set algebra (the versions on two threads), or why the
+/// algebra is not asked (the same document, or beyond its bounds).
+fn canonical_pair(
+    od: &Value,
+    nd: &Value,
+    structural: &[Change],
+) -> Result<(CanonicalSchema, CanonicalSchema), String> {
+    if od == nd {
+        Err("the same document".to_owned())
+    } else if let Some(reason) = beyond_the_algebra(structural, od, nd) {
+        Err(reason)
+    } else {
+        std::thread::scope(|scope| {
+            let old = scope.spawn(|| semantic::canonical(od).map_err(|e| e.to_string()));
+            let new = semantic::canonical(nd).map_err(|e| e.to_string());
+            let old = old
+                .join()
+                .unwrap_or_else(|_| Err("the algebra panicked".to_owned()));
+            Ok::<_, String>((old?, new?))
+        })
+    }
+}
+
+/// An answer of the algebra and the difference schema it found.
+type Difference = (Existence, Option<Value>);
+
+/// The differences both ways (newly rejected, newly admitted), on two threads: none for
+/// the same document, refused when the algebra is not asked.
+fn differences(
+    same: bool,
+    canonical: &Result<(CanonicalSchema, CanonicalSchema), String>,
+) -> (Difference, Difference) {
+    match canonical {
+        // The same document admits the same instances.
+        _ if same => ((Existence::No, None), (Existence::No, None)),
+        Ok((o, n)) => std::thread::scope(|scope| {
+            let rejected = scope.spawn(|| semantic::difference(o, n, MAX_DIFFERENCE_BYTES));
+            let admitted = semantic::difference(n, o, MAX_DIFFERENCE_BYTES);
+            let rejected = rejected
+                .join()
+                .unwrap_or_else(|_| (Existence::Refused("the algebra panicked".to_owned()), None));
+            (rejected, admitted)
+        }),
+        Err(reason) => (
+            (Existence::Refused(reason.clone()), None),
+            (Existence::Refused(reason.clone()), None),
+        ),
+    }
+}
+
+/// Whether the algebra proved the difference empty.
+fn proved(answer: &Existence) -> bool {
+    *answer == Existence::No
+}
+
+/// Whether a change of `class` already has a witness.
+fn witnessed(class: Class, changes: &[Change]) -> bool {
+    changes
+        .iter()
+        .any(|c| c.class == class && c.evidence == Evidence::Witness)
+}
+
+/// Structural changes, each with a witness when one is found (an unknown class then
+/// follows the witness's side); a change the proofs contradict is an artefact of reading
+/// the documents and is dropped (counted in `semantic`).
+fn settle_structural(
+    structural: Vec<Change>,
+    judge: &Judge<'_>,
+    bases: &[Value],
+    view: &View,
+    (rejected, admitted): (&Existence, &Existence),
+    semantic: &mut Semantic,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for mut change in structural {
+        let witness = judge.structural_witness(&change, bases);
+        match witness {
+            Some(w) => {
+                if change.class == Class::Unknown {
+                    change.class = if w.accepted_by == "old_only" {
+                        narrowed(view)
+                    } else {
+                        view.loosened(&change.pointer)
+                    };
+                }
+                change.evidence = Evidence::Witness;
+                change.witness = Some(w);
+            }
+            None => {
+                let narrowing = matches!(change.class, Class::Breaking);
+                let widening = matches!(change.class, Class::AgentVisible | Class::Compatible);
+                if (narrowing && proved(rejected))
+                    || (widening && proved(admitted))
+                    || (change.class == Class::Unknown && proved(rejected) && proved(admitted))
+                {
+                    semantic.dropped += 1;
+                    continue;
+                }
+                if change.class == Class::Unknown && proved(rejected) {
+                    // Only the widening side is left open.
+                    change.class = view.loosened(&change.pointer);
+                }
+            }
+        }
+        changes.push(change);
+    }
+    changes
+}
+
+/// The whole schema, newly rejected: a witness from the difference, the fixtures, the
+/// schema's own values; undecided without one unless a narrowing is already shown.
+fn newly_rejected(
+    judge: &Judge<'_>,
+    bases: &[Value],
+    view: &View,
+    (rejected, rejected_schema): (&Existence, Option<&Value>),
+    changes: &mut Vec<Change>,
+) {
+    let pool = rejected_schema
+        .map(|d| generate::candidates(d, d, 11))
+        .unwrap_or_default();
+    let found = judge.separating(pool.into_iter().chain(bases.iter().cloned()), true, 1);
+    let class = narrowed(view);
+    match found.into_iter().next() {
+        Some(instance) if !witnessed(class, changes) => changes.push(Change {
+            class,
+            kind: "newly_rejected",
+            pointer: String::new(),
+            detail: match view.direction {
+                Direction::Response => "a response the old version admitted is rejected now".into(),
+                Direction::Request => "arguments the old version accepted are rejected now".into(),
+            },
+            evidence: Evidence::Witness,
+            witness: Some(Witness {
+                accepted_by: "old_only",
+                instance,
+                isolated: true,
+            }),
+            focus: Focus::Location,
+        }),
+        Some(_) => {}
+        // Undecided, and no witness settled it: never taken for "nothing rejected"
+        // (a narrowing the documents show already makes the verdict breaking).
+        None if !changes.iter().any(|c| c.class == Class::Breaking) => {
+            changes.push(Change {
+                class: Class::Unknown,
+                kind: "newly_rejected",
+                pointer: String::new(),
+                detail: if *rejected == Existence::Yes {
+                    "the algebra finds instances the new version rejects, but no witness was confirmed by both guards".into()
+                } else {
+                    format!(
+                        "the algebra could not decide whether anything the old version admitted is rejected now ({}), and no witness was found",
+                        rejected.as_str()
+                    )
+                },
+                evidence: Evidence::Structural,
+                witness: None,
+                focus: Focus::Location,
+            });
+        }
+        None => {}
+    }
+}
+
+/// Newly admitted: what of it reaches the agent. The most visible of a few witnesses,
+/// kept unless a witnessed change already shows as much.
+fn newly_admitted(
+    judge: &Judge<'_>,
+    bases: &[Value],
+    view: &View,
+    (admitted, admitted_schema): (&Existence, Option<&Value>),
+    (old_canonical, od): (Option<&CanonicalSchema>, &Value),
+    changes: &mut Vec<Change>,
+) {
+    let pool = admitted_schema
+        .map(|d| generate::candidates(d, d, 12))
+        .unwrap_or_default();
+    let found = judge.separating(
+        pool.into_iter().chain(bases.iter().cloned()),
+        false,
+        MAX_VISIBILITY_WITNESSES,
+    );
+    let chosen = most_visible(view, found, (old_canonical, od));
+    let strongest_witnessed = changes
+        .iter()
+        .filter(|c| {
+            c.evidence == Evidence::Witness
+                && c.witness
+                    .as_ref()
+                    .is_some_and(|w| w.accepted_by == "new_only")
+        })
+        .map(|c| c.class)
+        .min();
+    match chosen {
+        // What is newly admitted reaches at most agent-visible: once a witnessed change
+        // shows that, an undecided visibility adds nothing.
+        Some((class, detail, instance))
+            if strongest_witnessed.is_none_or(|s| class < s && s != Class::AgentVisible) =>
+        {
+            changes.push(Change {
+                class,
+                kind: "newly_admitted",
+                pointer: String::new(),
+                detail,
+                evidence: Evidence::Witness,
+                witness: Some(Witness {
+                    accepted_by: "new_only",
+                    instance,
+                    isolated: true,
+                }),
+                focus: Focus::Location,
+            });
+        }
+        Some(_) => {}
+        None if *admitted == Existence::Yes && strongest_witnessed.is_none() => changes.push(Change {
+            class: if view.direction == Direction::Request { Class::Compatible } else { Class::Unknown },
+            kind: "newly_admitted",
+            pointer: String::new(),
+            detail: "the algebra finds instances only the new version admits, but no witness was confirmed by both guards".into(),
+            evidence: Evidence::Structural,
+            witness: None,
+            focus: Focus::Location,
+        }),
+        None => {}
+    }
+}
+
+/// The newly admitted witness that shows the most (the first agent-visible one ends the
+/// search), with its class and detail.
+fn most_visible(
+    view: &View,
+    found: Vec<Value>,
+    (old_canonical, od): (Option<&CanonicalSchema>, &Value),
+) -> Option<(Class, String, Value)> {
+    let mut chosen: Option<(Class, String, Value)> = None;
+    for instance in found {
+        let (class, detail) = match view.direction {
+            Direction::Request => (
+                Class::Compatible,
+                "arguments the old version rejected are accepted now".to_owned(),
+            ),
+            Direction::Response => visibility(view, &instance, old_canonical, od),
+        };
+        if chosen.as_ref().is_none_or(|(c, _, _)| class < *c) {
+            chosen = Some((class, detail, instance));
+        }
+        if chosen
+            .as_ref()
+            .is_some_and(|(c, _, _)| *c == Class::AgentVisible)
+        {
+            break;
+        }
+    }
+    chosen
 }
 
 /// Why the set algebra is not asked about two versions, when its cost would not be

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{Certificate, Class};
-use crate::base::report::{cell_text, code_span};
+use crate::base::report::{cell_text, code_span, Align, Table};
 
 impl Certificate {
     /// The certificate as pretty JSON.
@@ -49,10 +49,14 @@ impl Certificate {
             self.semantic.newly_rejected.as_str(),
             self.semantic.newly_admitted.as_str()
         );
-        let _ = writeln!(
-            out,
-            "## Changes\n\n| class | change | at | detail | evidence | witness |\n|---|---|---|---|---|---|"
-        );
+        let mut changes = Table::new(&[
+            ("class", Align::Left, 0),
+            ("change", Align::Left, 0),
+            ("at", Align::Left, 0),
+            ("detail", Align::Left, 0),
+            ("evidence", Align::Left, 0),
+            ("witness", Align::Left, 0),
+        ]);
         for c in &self.changes {
             let witness = c.witness.as_ref().map_or_else(
                 || "none".to_owned(),
@@ -62,35 +66,34 @@ impl Certificate {
                     format!("{}{isolated}: {instance}", w.accepted_by)
                 },
             );
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                c.class.as_str(),
-                c.kind,
+            changes.row(vec![
+                c.class.as_str().to_owned(),
+                c.kind.to_owned(),
                 code_span(&c.pointer),
                 cell_text(&c.detail),
-                c.evidence.as_str(),
-                witness
-            );
+                c.evidence.as_str().to_owned(),
+                witness,
+            ]);
         }
+        let _ = write!(out, "## Changes\n\n{}", changes.markdown());
         if self.fixtures.is_empty() {
             return out;
         }
-        let _ = writeln!(
-            out,
-            "\n## Fixtures\n\n| fixture | old | new |\n|---|---|---|"
-        );
+        let mut fixtures = Table::new(&[
+            ("fixture", Align::Left, 0),
+            ("old", Align::Left, 0),
+            ("new", Align::Left, 0),
+        ]);
         for f in &self.fixtures {
             let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
             let mark = if f.old == f.new { "" } else { " **changed**" };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {}{mark} |",
+            fixtures.row(vec![
                 code_span(&f.fixture),
-                verdict(f.old),
-                verdict(f.new)
-            );
+                verdict(f.old).to_owned(),
+                format!("{}{mark}", verdict(f.new)),
+            ]);
         }
+        let _ = write!(out, "\n## Fixtures\n\n{}", fixtures.markdown());
         out
     }
 }

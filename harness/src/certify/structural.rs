@@ -364,18 +364,58 @@ fn admits(set: &BTreeSet<String>, t: &str) -> bool {
 /// Keyword-level differences at one location, each compared only when both versions
 /// admit the type it applies to.
 fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Push<'_>) {
-    let loosened = view.loosened(pointer);
-    let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_owned(), Value::to_string);
-    let (ot, nt) = (types(o), types(n));
-    // The numeric keywords (`multipleOf`, limits) apply to `integer` as to `number`.
-    let both = |t: &str| {
+    let at = Location {
+        o,
+        n,
+        pointer,
+        view,
+        loosened: view.loosened(pointer),
+        ot: types(o),
+        nt: types(n),
+    };
+    type_changes(&at, push);
+    enum_changes(&at, push);
+    string_keyword_changes(&at, push);
+    if at.both("object") {
+        closure_changes(&at, push);
+    }
+    limit_changes(&at, push);
+    other_keyword_changes(&at, push);
+}
+
+/// One location compared: both versions' subschemas there, their types, and how a
+/// loosening there is classed.
+struct Location<'a, 'v> {
+    o: &'a [&'v Value],
+    n: &'a [&'v Value],
+    pointer: &'a str,
+    view: &'a View,
+    loosened: Class,
+    ot: BTreeSet<String>,
+    nt: BTreeSet<String>,
+}
+
+impl Location<'_, '_> {
+    /// Whether both versions admit type `t` (the numeric keywords, `multipleOf` and
+    /// limits, apply to `integer` as to `number`).
+    fn both(&self, t: &str) -> bool {
         let admitted =
             |set: &BTreeSet<String>| admits(set, t) || (t == "number" && admits(set, "integer"));
-        admitted(&ot) && admitted(&nt)
-    };
+        admitted(&self.ot) && admitted(&self.nt)
+    }
+}
+
+/// A keyword's value as a detail shows it.
+fn show(v: Option<&Value>) -> String {
+    v.map_or_else(|| "(none)".to_owned(), Value::to_string)
+}
+
+/// `type`: a type lost is breaking, one gained is a loosening (both may hold).
+fn type_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let (ot, nt, pointer) = (&at.ot, &at.nt, at.pointer);
     if ot != nt {
-        let lost = EVERY_TYPE.iter().any(|t| admits(&ot, t) && !admits(&nt, t));
-        let gained = EVERY_TYPE.iter().any(|t| !admits(&ot, t) && admits(&nt, t));
+        let lost = EVERY_TYPE.iter().any(|t| admits(ot, t) && !admits(nt, t));
+        let gained = EVERY_TYPE.iter().any(|t| !admits(ot, t) && admits(nt, t));
         let detail = format!("type {ot:?} → {nt:?}");
         if lost {
             push(
@@ -388,16 +428,21 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         }
         if gained {
             push(
-                loosened,
+                at.loosened,
                 "type_widened",
                 pointer,
-                format!("{detail}{}", view.why(pointer)),
+                format!("{detail}{}", at.view.why(pointer)),
                 Focus::Location,
             );
         }
     }
+}
+
+/// `enum`: values removed or newly set narrow, values added or the keyword removed widen.
+fn enum_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let (pointer, view) = (at.pointer, at.view);
     let values = |s: &[&Value]| keyword(s, "enum").and_then(Value::as_array).cloned();
-    match (values(o), values(n)) {
+    match (values(at.o), values(at.n)) {
         (Some(ov), Some(nv)) if ov != nv => {
             let (os, ns): (ValueSet, ValueSet) = (ov.iter().collect(), nv.iter().collect());
             let removed: Vec<Value> = ov.iter().filter(|v| !ns.contains(v)).cloned().collect();
@@ -430,7 +475,7 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             Focus::Keyword("enum"),
         ),
         (Some(ov), None) => push(
-            loosened,
+            at.loosened,
             "enum_widened",
             pointer,
             format!("no longer only {}{}", named(&ov), view.why(pointer)),
@@ -438,15 +483,21 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         ),
         _ => {}
     }
+}
+
+/// `const`, `pattern`, `format`: removed loosens; a pattern is compared as a language
+/// (one matching all the old one matched only widens); any other change is breaking.
+fn string_keyword_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let (pointer, view, loosened) = (at.pointer, at.view, at.loosened);
     for (word, kind, applies) in [
         ("const", "const_changed", None),
         ("pattern", "pattern_changed", Some("string")),
         ("format", "format_changed", Some("string")),
     ] {
-        if applies.is_some_and(|t| !both(t)) {
+        if applies.is_some_and(|t| !at.both(t)) {
             continue;
         }
-        let (a, b) = (keyword(o, word), keyword(n, word));
+        let (a, b) = (keyword(at.o, word), keyword(at.n, word));
         let detail = format!("{word} {} → {}", show(a), show(b));
         match (a, b) {
             (a, b) if a == b => {}
@@ -480,36 +531,44 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             _ => push(Class::Breaking, kind, pointer, detail, Focus::Keyword(word)),
         }
     }
-    if both("object") {
-        match (closed(o), closed(n)) {
-            (false, true) => push(
-                Class::Breaking,
-                "object_closed",
+}
+
+/// An object closed (breaking) or opened (a loosening only where new members reach the
+/// agent).
+fn closure_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let (pointer, view) = (at.pointer, at.view);
+    match (closed(at.o), closed(at.n)) {
+        (false, true) => push(
+            Class::Breaking,
+            "object_closed",
+            pointer,
+            "members not listed are rejected now".into(),
+            Focus::Location,
+        ),
+        (true, false) => {
+            // New members of an ancestor of the agent fields never reach the agent.
+            let (class, why) = if view.reaches(pointer) {
+                (at.loosened, view.why(pointer))
+            } else if view.direction == super::Direction::Request {
+                (Class::Compatible, view.why(pointer))
+            } else {
+                (Class::Compatible, " (outside the agent fields: the guard never hands new members here to the agent)")
+            };
+            push(
+                class,
+                "object_opened",
                 pointer,
-                "members not listed are rejected now".into(),
+                format!("members not listed are admitted now{why}"),
                 Focus::Location,
-            ),
-            (true, false) => {
-                // New members of an ancestor of the agent fields never reach the agent.
-                let (class, why) = if view.reaches(pointer) {
-                    (loosened, view.why(pointer))
-                } else if view.direction == super::Direction::Request {
-                    (Class::Compatible, view.why(pointer))
-                } else {
-                    (Class::Compatible, " (outside the agent fields: the guard never hands new members here to the agent)")
-                };
-                push(
-                    class,
-                    "object_opened",
-                    pointer,
-                    format!("members not listed are admitted now{why}"),
-                    Focus::Location,
-                );
-            }
-            _ => {}
+            );
         }
+        _ => {}
     }
-    // Upper limits: lower or newly set is tighter. Lower limits: the reverse.
+}
+
+/// Upper limits: lower or newly set is tighter. Lower limits: the reverse.
+fn limit_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let pointer = at.pointer;
     for (word, upper, applies) in [
         ("maxLength", true, "string"),
         ("maxItems", true, "array"),
@@ -522,12 +581,12 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
         ("exclusiveMinimum", false, "number"),
         ("minProperties", false, "object"),
     ] {
-        if !both(applies) {
+        if !at.both(applies) {
             continue;
         }
         let (a, b) = (
-            keyword(o, word).and_then(Value::as_f64),
-            keyword(n, word).and_then(Value::as_f64),
+            keyword(at.o, word).and_then(Value::as_f64),
+            keyword(at.n, word).and_then(Value::as_f64),
         );
         let tighter = match (a, b) {
             (None, None) => continue,
@@ -548,16 +607,22 @@ fn compare(o: &[&Value], n: &[&Value], pointer: &str, view: &View, push: &mut Pu
             );
         } else {
             push(
-                loosened,
+                at.loosened,
                 "limit_loosened",
                 pointer,
-                format!("{detail}{}", view.why(pointer)),
+                format!("{detail}{}", at.view.why(pointer)),
                 Focus::Keyword(word),
             );
         }
     }
+}
+
+/// The other keywords: which way a change goes where the numbers or the patterns say
+/// (`multipleOf`, `patternProperties`), else left to the witnesses.
+fn other_keyword_changes(at: &Location<'_, '_>, push: &mut Push<'_>) {
+    let (o, n, pointer, view, loosened) = (at.o, at.n, at.pointer, at.view, at.loosened);
     for (word, applies) in OTHER_KEYWORDS {
-        if applies.is_some_and(|t| !both(t)) {
+        if applies.is_some_and(|t| !at.both(t)) {
             continue;
         }
         let (a, b) = (keyword(o, word), keyword(n, word));

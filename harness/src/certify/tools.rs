@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{compare, Certificate, Class, Direction, View};
-use crate::base::report::code_span;
+use crate::base::report::{code_span, Align, Table};
 
 /// A saved tools list larger than this is refused.
 pub const MAX_TOOLS_LIST_BYTES: u64 = 16 * 1024 * 1024;
@@ -197,31 +197,27 @@ impl ToolsCertificate {
 
     /// As Markdown: the summary, then each tool's certificate.
     pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "# Tools list certificate\n\n**Verdict: {}**\n\n| tool | change |\n|---|---|\n",
-            self.verdict.as_str()
-        );
+        let mut table = Table::new(&[("tool", Align::Left, 0), ("change", Align::Left, 0)]);
         for c in &self.added {
-            out.push_str(&format!(
-                "| {} | added ({}) |\n",
+            table.row(vec![
                 code_span(&c.tool),
-                c.class.as_str()
-            ));
+                format!("added ({})", c.class.as_str()),
+            ]);
         }
         for c in &self.removed {
-            out.push_str(&format!(
-                "| {} | removed ({}) |\n",
+            table.row(vec![
                 code_span(&c.tool),
-                c.class.as_str()
-            ));
+                format!("removed ({})", c.class.as_str()),
+            ]);
         }
         for c in &self.tools {
-            out.push_str(&format!(
-                "| {} | {} |\n",
-                code_span(&c.tool),
-                c.verdict.as_str()
-            ));
+            table.row(vec![code_span(&c.tool), c.verdict.as_str().to_owned()]);
         }
+        let mut out = format!(
+            "# Tools list certificate\n\n**Verdict: {}**\n\n{}",
+            self.verdict.as_str(),
+            table.markdown()
+        );
         for c in &self.tools {
             out.push('\n');
             out.push_str(

@@ -97,20 +97,48 @@ pub fn certify_vendor(
         bases.iter().map(|(v, _)| v.clone()).collect(),
     );
     let probed = probed_pointers(vendor);
+    let mut changes = confirmed_changes(
+        std::mem::take(&mut certificate.changes),
+        &probed,
+        &guards,
+        &bases,
+    );
+    for (pointer, role) in &probed {
+        changes.extend(probe_pointer(
+            &guards,
+            (ov, nv),
+            (pointer, role),
+            &bases,
+            &agent_from,
+        ));
+    }
+    certificate.changes = changes;
+    certificate.from = json!({"vendor_schema": from, "sha256": ov.sha256()});
+    certificate.to = json!({"vendor_schema": to, "sha256": nv.sha256()});
+    certificate.add_replay(replay(&old, &new, &corpus));
+    Ok(certificate)
+}
+
+/// The algebra's and the structure's changes: those at probed pointers are the probes'
+/// to decide (dropped); the others keep a witness only when the whole guards confirm it.
+fn confirmed_changes(
+    changes: Vec<Change>,
+    probed: &[(String, Role)],
+    guards: &Guards<'_>,
+    bases: &[(Value, &Request)],
+) -> Vec<Change> {
     let under = |pointer: &str| {
         probed
             .iter()
             .any(|(p, _)| pointer == p || pointer.starts_with(&format!("{p}/")))
     };
-    // The algebra's and the structure's changes: those at probed pointers are the
-    // probes' to decide; the others keep a witness only when the whole guards confirm it.
-    let mut changes: Vec<Change> = Vec::new();
-    for mut change in std::mem::take(&mut certificate.changes) {
+    let mut out: Vec<Change> = Vec::new();
+    for mut change in changes {
         if under(&change.pointer) {
             continue;
         }
         if let Some(w) = change.witness.take() {
-            match guards.confirm(&w, &change.pointer, &bases) {
+            match guards.confirm(&w, &change.pointer, bases) {
                 Some(confirmed) => change.witness = Some(confirmed),
                 None => {
                     change.evidence = Evidence::Structural;
@@ -124,61 +152,79 @@ pub fn certify_vendor(
                 }
             }
         }
-        changes.push(change);
+        out.push(change);
     }
+    out
+}
+
+/// The changes at one probed pointer: none where both vendor schemas say the same there,
+/// a mapped required member gone (breaking), else what the probes find.
+fn probe_pointer(
+    guards: &Guards<'_>,
+    (ov, nv): VendorSchemas<'_>,
+    (pointer, role): (&String, &Role),
+    bases: &[(Value, &Request)],
+    agent_from: &[String],
+) -> Vec<Change> {
     let (od, nd) = (ov.document(), nv.document());
-    for (pointer, role) in &probed {
-        let Ok(parsed) = Pointer::parse(pointer) else {
-            continue;
-        };
-        let (oc, nc) = (ov.can_contain(&parsed), nv.can_contain(&parsed));
-        let same = oc == nc
-            && structural::conjunction(od, pointer) == structural::conjunction(nd, pointer);
-        if same {
-            continue;
-        }
-        if let Role::Mapped {
-            optional: false, ..
-        } = role
-        {
-            let declared = |d: &Value| !crate::schema::schema_at(d, pointer).is_empty();
-            if oc && (!nc || (declared(od) && !declared(nd))) {
-                let witness = bases
-                    .iter()
-                    .find(|(v, r)| guards.verdicts(v, r) == (true, false))
-                    .map(|(v, _)| Witness {
-                        accepted_by: "old_only",
-                        instance: v.clone(),
-                        isolated: false,
-                    });
-                let why = if nc {
-                    "the new vendor schema no longer declares it (an open object may still carry it, but the vendor no longer promises it): responses without it fail the mapping closed"
-                } else {
-                    "the new vendor schema cannot hold it, so every success response fails the mapping closed (and a manifest naming this file does not load)"
-                };
-                changes.push(Change {
-                    class: Class::Breaking,
-                    kind: "mapped_member_gone",
-                    pointer: pointer.clone(),
-                    detail: format!("{} ({pointer}): {why}", role.describe()),
-                    evidence: match (&witness, nc) {
-                        (Some(_), _) => Evidence::Witness,
-                        (None, false) => Evidence::Proof,
-                        (None, true) => Evidence::Structural,
-                    },
-                    witness,
-                    focus: Focus::Location,
-                });
-                continue;
-            }
-        }
-        changes.extend(probe(&guards, (ov, nv), pointer, role, &bases, &agent_from));
+    let Ok(parsed) = Pointer::parse(pointer) else {
+        return Vec::new();
+    };
+    let (oc, nc) = (ov.can_contain(&parsed), nv.can_contain(&parsed));
+    let same =
+        oc == nc && structural::conjunction(od, pointer) == structural::conjunction(nd, pointer);
+    if same {
+        return Vec::new();
     }
-    certificate.changes = changes;
-    certificate.from = json!({"vendor_schema": from, "sha256": ov.sha256()});
-    certificate.to = json!({"vendor_schema": to, "sha256": nv.sha256()});
-    certificate.add_replay(replay(&old, &new, &corpus));
-    Ok(certificate)
+    if let Role::Mapped {
+        optional: false, ..
+    } = role
+    {
+        let declared = |d: &Value| !crate::schema::schema_at(d, pointer).is_empty();
+        if oc && (!nc || (declared(od) && !declared(nd))) {
+            return vec![mapped_member_gone(guards, pointer, role, bases, nc)];
+        }
+    }
+    probe(guards, (ov, nv), pointer, role, bases, agent_from)
+}
+
+/// A required mapped member the new vendor schema no longer declares (`still_held`: an
+/// open object may carry it) or cannot hold: breaking, witnessed by a base only the old
+/// guard admits.
+fn mapped_member_gone(
+    guards: &Guards<'_>,
+    pointer: &str,
+    role: &Role,
+    bases: &[(Value, &Request)],
+    still_held: bool,
+) -> Change {
+    let nc = still_held;
+    let witness = bases
+        .iter()
+        .find(|(v, r)| guards.verdicts(v, r) == (true, false))
+        .map(|(v, _)| Witness {
+            accepted_by: "old_only",
+            instance: v.clone(),
+            isolated: false,
+        });
+    let why = if nc {
+        "the new vendor schema no longer declares it (an open object may still carry it, but the vendor no longer promises it): responses without it fail the mapping closed"
+    } else {
+        "the new vendor schema cannot hold it, so every success response fails the mapping closed (and a manifest naming this file does not load)"
+    };
+    Change {
+        class: Class::Breaking,
+        kind: "mapped_member_gone",
+        pointer: pointer.to_owned(),
+        detail: format!("{} ({pointer}): {why}", role.describe()),
+        evidence: match (&witness, nc) {
+            (Some(_), _) => Evidence::Witness,
+            (None, false) => Evidence::Proof,
+            (None, true) => Evidence::Structural,
+        },
+        witness,
+        focus: Focus::Location,
+    }
 }
 
 /// What a probed pointer is to the contract.
@@ -300,92 +346,37 @@ impl Guards<'_> {
     }
 }
 
+/// The two vendor schemas.
+type VendorSchemas<'a> = (
+    &'a airlock_guard::CompiledSchema,
+    &'a airlock_guard::CompiledSchema,
+);
+
 /// The changes at one probed pointer: every class the whole guards confirm (one witness
 /// each), or a noted compatible change when only the vendor schemas tell values apart.
 fn probe(
     guards: &Guards<'_>,
-    (ov, nv): (
-        &airlock_guard::CompiledSchema,
-        &airlock_guard::CompiledSchema,
-    ),
+    (ov, nv): VendorSchemas<'_>,
     pointer: &str,
     role: &Role,
     bases: &[(Value, &Request)],
     agent_from: &[String],
 ) -> Vec<Change> {
-    let (od, nd) = (ov.document(), nv.document());
-    let (o, n) = (
-        structural::conjunction(od, pointer),
-        structural::conjunction(nd, pointer),
-    );
-    // The values tried: the table's keys and the failure rule's value first, then what
-    // each version's schema there suggests, then one value of each type.
-    let mut values: Vec<Value> = match role {
-        Role::Mapped { table, .. } => table.clone(),
-        Role::Failure { equals, .. } => equals.iter().cloned().collect(),
-    };
-    for (root, side) in [(od, &o), (nd, &n)] {
-        for s in side.iter() {
-            values.extend(generate::candidates(root, s, 7));
-        }
-    }
-    values.extend(candidates(&o, &n));
-    let edits: Vec<Option<Value>> = std::iter::once(None)
-        .chain(unique(values).into_iter().map(Some))
-        .collect();
+    let edits = probe_edits((ov, nv), pointer, role);
     let mut found: Vec<Change> = Vec::new();
     let mut noted: Option<(Value, String)> = None;
     let mut probes = 0;
     'bases: for (base, request) in bases {
-        // A base both guards judge alike is edited: the edit is what flips a verdict. A
-        // base they already judge differently is a witness here only when an edit at
-        // this pointer makes both admit it: then its own value there is the cause.
-        let before = guards.verdicts(base, request);
-        let mut base_edits = edits.clone();
-        if let Role::Mapped { time: true, .. } = role {
-            for v in time_spellings(base.pointer(pointer)) {
-                if !base_edits.contains(&Some(v.clone())) {
-                    base_edits.push(Some(v));
-                }
-            }
-        }
-        let edited = |edit: &Option<Value>| {
-            let mut doc = base.clone();
-            set_at(&mut doc, pointer, edit.clone()).then_some(doc)
-        };
-        let tried: Vec<(Value, Option<Value>)> = if before.0 == before.1 {
-            base_edits
-                .iter()
-                .filter_map(|edit| Some((edited(edit)?, edit.clone())))
-                .collect()
-        } else {
-            // The vendor schema that refuses this base: when an edit here alone makes it
-            // accept the base, the base's own value here is the cause (a type changed
-            // under a mapped member or a failure rule's member), whatever the mapping
-            // then makes of the edit.
-            let refusing = if before.0 { nv } else { ov };
-            let implicated = !refusing.is_valid(base)
-                && base_edits.iter().any(|edit| {
-                    probes += 1;
-                    edited(edit).is_some_and(|doc| {
-                        refusing.is_valid(&doc) || guards.verdicts(&doc, request) == (true, true)
-                    })
-                });
-            if !implicated {
-                continue;
-            }
-            // The base, then edits here that the guards judge the other way round (a
-            // failure shape the new vendor schema holds and the old one refused).
-            let mut tried = vec![(base.clone(), base.pointer(pointer).cloned())];
-            for edit in &base_edits {
-                probes += 1;
-                if let Some(doc) = edited(edit) {
-                    if guards.verdicts(&doc, request) == (before.1, before.0) {
-                        tried.push((doc, edit.clone()));
-                    }
-                }
-            }
-            tried
+        let base_edits = edits_of_base(&edits, role, base, pointer);
+        let Some(tried) = tried_documents(
+            guards,
+            (ov, nv),
+            (base, request),
+            pointer,
+            &base_edits,
+            &mut probes,
+        ) else {
+            continue;
         };
         for (doc, edit) in tried {
             probes += 1;
@@ -401,65 +392,18 @@ fn probe(
             let shown = edit.as_ref().map_or_else(|| "no value".to_owned(), short);
             if a.is_admitted() == b.is_admitted() {
                 if vendor.0 != vendor.1 && noted.is_none() {
-                    let admission = if vendor.1 { &b } else { &a };
-                    let why = admission.diagnostic().map_or_else(
-                        || "rejects it".to_owned(),
-                        |d| format!("rejects it at {} ({})", d.stage().as_str(), d.keyword()),
+                    let note = vendor_only_note(
+                        (&a, &b),
+                        vendor.1,
+                        (&shown, pointer),
+                        role,
+                        edit.as_ref(),
                     );
-                    let note = if vendor.1 {
-                        format!(
-                            "{shown} at {pointer} is newly admitted by the vendor schema, but the guard still {why}{}: no response it admitted changes",
-                            table_note(role, edit.as_ref())
-                        )
-                    } else {
-                        format!(
-                            "{shown} at {pointer} is newly rejected by the vendor schema, but the old guard already {why}: no response it admitted changes"
-                        )
-                    };
                     noted = Some((doc.clone(), note));
                 }
                 continue;
             }
-            let (class, kind, detail) = if a.is_admitted() {
-                (
-                    Class::Breaking,
-                    match role {
-                        Role::Mapped { .. } => "mapped_value_newly_rejected",
-                        Role::Failure { .. } => "failure_shape_newly_rejected",
-                    },
-                    format!(
-                        "{} holding {shown}: a response the old guard admitted is rejected now",
-                        role.describe()
-                    ),
-                )
-            } else if !b.agent().is_success() {
-                (
-                    Class::AgentVisible,
-                    "failure_shape_newly_admitted",
-                    format!(
-                        "{} holding {shown}: the guard now forwards a failure code where it answered INVALID_RESPONSE",
-                        role.describe()
-                    ),
-                )
-            } else if agent_from.iter().any(|p| p == pointer) {
-                (
-                    Class::AgentVisible,
-                    "mapped_value_newly_admitted",
-                    format!(
-                        "{} holding {shown}: it normalises and passes the contract, and reaches the agent",
-                        role.describe()
-                    ),
-                )
-            } else {
-                (
-                    Class::Compatible,
-                    "mapped_value_newly_admitted",
-                    format!(
-                        "{} holding {shown}: admitted now, but data's member is not an agent field",
-                        role.describe()
-                    ),
-                )
-            };
+            let (class, kind, detail) = disagreement(role, &a, &b, (&shown, pointer), agent_from);
             if found.iter().all(|c| c.class != class) {
                 found.push(Change {
                     class,
@@ -482,32 +426,212 @@ fn probe(
         }
     }
     if found.is_empty() {
-        let mut detail = match noted {
-            Some((_, note)) => note,
-            None => format!(
-                "{} changed in the vendor schema; no probe made the guards disagree",
-                role.describe()
-            ),
-        };
-        if let Role::Mapped { time: true, .. } = role {
-            detail.push_str(
-                " (the fixtures' times were also probed in the spellings at the edge of \
-                 `format: date-time` — lower-case t/z, a space, a leap second, ten fraction \
-                 digits, a comma fraction, offsets without a colon or minutes, no offset — \
-                 and rfc3339_utc refuses every one the guards disagree on)",
-            );
-        }
-        found.push(Change {
-            class: Class::Compatible,
-            kind: "vendor_value_changed",
-            pointer: pointer.to_owned(),
-            detail,
-            evidence: Evidence::Structural,
-            witness: None,
-            focus: Focus::Location,
-        });
+        found.push(unconfirmed(pointer, role, noted));
     }
     found
+}
+
+/// The edits tried at `pointer` (none, the member removed, first): the table's keys and
+/// the failure rule's value first, then what each version's schema there suggests, then
+/// one value of each type, each once.
+fn probe_edits((ov, nv): VendorSchemas<'_>, pointer: &str, role: &Role) -> Vec<Option<Value>> {
+    let (od, nd) = (ov.document(), nv.document());
+    let (o, n) = (
+        structural::conjunction(od, pointer),
+        structural::conjunction(nd, pointer),
+    );
+    let mut values: Vec<Value> = match role {
+        Role::Mapped { table, .. } => table.clone(),
+        Role::Failure { equals, .. } => equals.iter().cloned().collect(),
+    };
+    for (root, side) in [(od, &o), (nd, &n)] {
+        for s in side.iter() {
+            values.extend(generate::candidates(root, s, 7));
+        }
+    }
+    values.extend(candidates(&o, &n));
+    std::iter::once(None)
+        .chain(unique(values).into_iter().map(Some))
+        .collect()
+}
+
+/// The edits of one base: the probe's, and for a time mapped with `rfc3339_utc` the
+/// spellings of the base's own time at the edge of `format: date-time`.
+fn edits_of_base(
+    edits: &[Option<Value>],
+    role: &Role,
+    base: &Value,
+    pointer: &str,
+) -> Vec<Option<Value>> {
+    let mut base_edits = edits.to_vec();
+    if let Role::Mapped { time: true, .. } = role {
+        for v in time_spellings(base.pointer(pointer)) {
+            if !base_edits.contains(&Some(v.clone())) {
+                base_edits.push(Some(v));
+            }
+        }
+    }
+    base_edits
+}
+
+/// The documents judged for one base (each with the edit that made it), `None` when the
+/// base is skipped. A base both guards judge alike is edited: the edit is what flips a
+/// verdict. A base they already judge differently is a witness here only when an edit at
+/// this pointer makes both admit it: then its own value there is the cause.
+fn tried_documents(
+    guards: &Guards<'_>,
+    (ov, nv): VendorSchemas<'_>,
+    (base, request): (&Value, &Request),
+    pointer: &str,
+    base_edits: &[Option<Value>],
+    probes: &mut usize,
+) -> Option<Vec<(Value, Option<Value>)>> {
+    let before = guards.verdicts(base, request);
+    let edited = |edit: &Option<Value>| {
+        let mut doc = base.clone();
+        set_at(&mut doc, pointer, edit.clone()).then_some(doc)
+    };
+    if before.0 == before.1 {
+        return Some(
+            base_edits
+                .iter()
+                .filter_map(|edit| Some((edited(edit)?, edit.clone())))
+                .collect(),
+        );
+    }
+    // The vendor schema that refuses this base: when an edit here alone makes it
+    // accept the base, the base's own value here is the cause (a type changed
+    // under a mapped member or a failure rule's member), whatever the mapping
+    // then makes of the edit.
+    let refusing = if before.0 { nv } else { ov };
+    let implicated = !refusing.is_valid(base)
+        && base_edits.iter().any(|edit| {
+            *probes += 1;
+            edited(edit).is_some_and(|doc| {
+                refusing.is_valid(&doc) || guards.verdicts(&doc, request) == (true, true)
+            })
+        });
+    if !implicated {
+        return None;
+    }
+    // The base, then edits here that the guards judge the other way round (a
+    // failure shape the new vendor schema holds and the old one refused).
+    let mut tried = vec![(base.clone(), base.pointer(pointer).cloned())];
+    for edit in base_edits {
+        *probes += 1;
+        if let Some(doc) = edited(edit) {
+            if guards.verdicts(&doc, request) == (before.1, before.0) {
+                tried.push((doc, edit.clone()));
+            }
+        }
+    }
+    Some(tried)
+}
+
+/// The note of a value only the vendor schemas tell apart (`newly_admitted` by the new
+/// one, else newly rejected): which guard stage still turns it away.
+fn vendor_only_note(
+    (a, b): (&airlock_guard::Admission, &airlock_guard::Admission),
+    newly_admitted: bool,
+    (shown, pointer): (&str, &str),
+    role: &Role,
+    edit: Option<&Value>,
+) -> String {
+    let admission = if newly_admitted { b } else { a };
+    let why = admission.diagnostic().map_or_else(
+        || "rejects it".to_owned(),
+        |d| format!("rejects it at {} ({})", d.stage().as_str(), d.keyword()),
+    );
+    if newly_admitted {
+        format!(
+            "{shown} at {pointer} is newly admitted by the vendor schema, but the guard still {why}{}: no response it admitted changes",
+            table_note(role, edit)
+        )
+    } else {
+        format!(
+            "{shown} at {pointer} is newly rejected by the vendor schema, but the old guard already {why}: no response it admitted changes"
+        )
+    }
+}
+
+/// What the guards' disagreement on a document means: newly rejected (breaking), a
+/// failure code now forwarded, a mapped value reaching the agent, or one that does not.
+fn disagreement(
+    role: &Role,
+    a: &airlock_guard::Admission,
+    b: &airlock_guard::Admission,
+    (shown, pointer): (&str, &str),
+    agent_from: &[String],
+) -> (Class, &'static str, String) {
+    if a.is_admitted() {
+        (
+            Class::Breaking,
+            match role {
+                Role::Mapped { .. } => "mapped_value_newly_rejected",
+                Role::Failure { .. } => "failure_shape_newly_rejected",
+            },
+            format!(
+                "{} holding {shown}: a response the old guard admitted is rejected now",
+                role.describe()
+            ),
+        )
+    } else if !b.agent().is_success() {
+        (
+            Class::AgentVisible,
+            "failure_shape_newly_admitted",
+            format!(
+                "{} holding {shown}: the guard now forwards a failure code where it answered INVALID_RESPONSE",
+                role.describe()
+            ),
+        )
+    } else if agent_from.iter().any(|p| p == pointer) {
+        (
+            Class::AgentVisible,
+            "mapped_value_newly_admitted",
+            format!(
+                "{} holding {shown}: it normalises and passes the contract, and reaches the agent",
+                role.describe()
+            ),
+        )
+    } else {
+        (
+            Class::Compatible,
+            "mapped_value_newly_admitted",
+            format!(
+                "{} holding {shown}: admitted now, but data's member is not an agent field",
+                role.describe()
+            ),
+        )
+    }
+}
+
+/// The compatible change of a pointer no probe made the guards disagree on: the note of
+/// a value only the vendor schemas tell apart, if one was seen.
+fn unconfirmed(pointer: &str, role: &Role, noted: Option<(Value, String)>) -> Change {
+    let mut detail = match noted {
+        Some((_, note)) => note,
+        None => format!(
+            "{} changed in the vendor schema; no probe made the guards disagree",
+            role.describe()
+        ),
+    };
+    if let Role::Mapped { time: true, .. } = role {
+        detail.push_str(
+            " (the fixtures' times were also probed in the spellings at the edge of \
+             `format: date-time` — lower-case t/z, a space, a leap second, ten fraction \
+             digits, a comma fraction, offsets without a colon or minutes, no offset — \
+             and rfc3339_utc refuses every one the guards disagree on)",
+        );
+    }
+    Change {
+        class: Class::Compatible,
+        kind: "vendor_value_changed",
+        pointer: pointer.to_owned(),
+        detail,
+        evidence: Evidence::Structural,
+        witness: None,
+        focus: Focus::Location,
+    }
 }
 
 /// Spellings of the time `value` (a string) that `format: date-time` may tell apart from

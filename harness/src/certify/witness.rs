@@ -127,24 +127,7 @@ impl Judge<'_> {
             structural::conjunction(od, &change.pointer),
             structural::conjunction(nd, &change.pointer),
         );
-        let mut values = Vec::new();
-        if let Some(branch) = structural::branch_of(change) {
-            let root = if change.kind == "branch_removed" {
-                od
-            } else {
-                nd
-            };
-            values.extend(generate::candidates(root, branch, 3));
-        }
-        for (root, side) in [(od, &o), (nd, &n)] {
-            for s in side.iter() {
-                values.extend(generate::candidates(root, s, 4));
-            }
-        }
-        values.extend(candidates(&o, &n));
-        let edits: Vec<Option<Value>> = std::iter::once(None)
-            .chain(unique(values).into_iter().map(Some))
-            .collect();
+        let edits = witness_edits((od, nd), change, (&o, &n));
         let (os, ns): (ValueSet, ValueSet) =
             (listed(&o).iter().collect(), listed(&n).iter().collect());
         let telling =
@@ -201,23 +184,7 @@ impl Judge<'_> {
                     continue;
                 }
                 let isolated = (a, b) != before;
-                let probe = probe.get_or_insert_with(|| {
-                    let documents = values_in(od) + values_in(nd);
-                    if self.spend(documents.saturating_mul(PROBE_COST)) {
-                        self.probes(change)
-                    } else {
-                        None
-                    }
-                });
-                let exercised = match probe {
-                    Some((old_made_new, new_made_old)) => {
-                        old_made_new.is_valid(&instance) == b
-                            || new_made_old.is_valid(&instance) == a
-                    }
-                    // No keyword to isolate: the edit at the location must flip a verdict
-                    // (at the whole instance, every edit is at the location).
-                    None => isolated || change.pointer.is_empty(),
-                };
+                let exercised = self.exercised(change, &mut probe, &instance, (a, b), isolated);
                 if !exercised {
                     continue;
                 }
@@ -229,15 +196,7 @@ impl Judge<'_> {
                 if isolated && rank == 1 && (a || change.class != Class::Unknown) {
                     return Some(found);
                 }
-                // An undecided change: a narrowing is what matters most, so an old-only
-                // witness is preferred.
-                let rank = rank
-                    + if isolated { 0 } else { 2 }
-                    + if !a && change.class == Class::Unknown {
-                        4
-                    } else {
-                        0
-                    };
+                let rank = witness_rank(rank, isolated, a, change.class);
                 if best.as_ref().is_none_or(|(r, _)| rank < *r) {
                     best = Some((rank, found));
                 }
@@ -245,6 +204,78 @@ impl Judge<'_> {
         }
         best.map(|(_, w)| w)
     }
+}
+
+impl Judge<'_> {
+    /// Whether a separating instance exercises the change: one of the versions with only
+    /// the change's keyword taken from the other (built once, on the first instance that
+    /// separates them, when the budget allows) judges it as the other version does; with
+    /// no keyword to isolate, the edit at the location must flip a verdict (at the whole
+    /// instance, every edit is at the location).
+    fn exercised(
+        &self,
+        change: &Change,
+        probe: &mut Option<Option<(CompiledSchema, CompiledSchema)>>,
+        instance: &Value,
+        (a, b): (bool, bool),
+        isolated: bool,
+    ) -> bool {
+        let (od, nd) = (self.old.document(), self.new.document());
+        let probe = probe.get_or_insert_with(|| {
+            let documents = values_in(od) + values_in(nd);
+            if self.spend(documents.saturating_mul(PROBE_COST)) {
+                self.probes(change)
+            } else {
+                None
+            }
+        });
+        match probe {
+            Some((old_made_new, new_made_old)) => {
+                old_made_new.is_valid(instance) == b || new_made_old.is_valid(instance) == a
+            }
+            None => isolated || change.pointer.is_empty(),
+        }
+    }
+}
+
+/// The edits a structural witness tries at the change's location (none, the member
+/// removed, first): values of a branch added or removed, of each version's subschemas
+/// there, and the values that tell them apart, each once.
+fn witness_edits(
+    (od, nd): (&Value, &Value),
+    change: &Change,
+    (o, n): (&[&Value], &[&Value]),
+) -> Vec<Option<Value>> {
+    let mut values = Vec::new();
+    if let Some(branch) = structural::branch_of(change) {
+        let root = if change.kind == "branch_removed" {
+            od
+        } else {
+            nd
+        };
+        values.extend(generate::candidates(root, branch, 3));
+    }
+    for (root, side) in [(od, o), (nd, n)] {
+        for s in side.iter() {
+            values.extend(generate::candidates(root, s, 4));
+        }
+    }
+    values.extend(candidates(o, n));
+    std::iter::once(None)
+        .chain(unique(values).into_iter().map(Some))
+        .collect()
+}
+
+/// A witness's rank, lower preferred: telling values (rank 1) before others (2), an
+/// isolated witness first; for an undecided change a narrowing is what matters most, so
+/// an old-only witness is preferred.
+fn witness_rank(rank: u8, isolated: bool, old_admits: bool, class: Class) -> u8 {
+    rank + if isolated { 0 } else { 2 }
+        + if !old_admits && class == Class::Unknown {
+            4
+        } else {
+            0
+        }
 }
 
 impl Judge<'_> {

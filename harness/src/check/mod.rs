@@ -19,6 +19,7 @@ mod baseline;
 mod judge;
 pub mod report;
 mod reproduce;
+mod session;
 mod shrink;
 
 pub use baseline::{
@@ -29,6 +30,9 @@ pub(crate) use judge::judge_answer;
 pub use judge::{diff, leaked};
 pub(crate) use reproduce::write_reproducer;
 pub use reproduce::{replay, Reproducer};
+pub use session::{
+    baseline_outcome, discard_empty, today, BaselineOutcome, Session, SessionError, SessionOptions,
+};
 pub(crate) use shrink::shrink_case;
 use shrink::{shrink, MAX_SHRINKS, SHRINKABLE};
 

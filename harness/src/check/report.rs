@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::base::report::{line_of, relative, sarif_log};
+use crate::base::report::{line_of, relative, sarif_log, Align, Table};
 pub use crate::base::report::{markdown_text, printable};
 use crate::cases::Case;
 
@@ -400,28 +400,21 @@ impl Report {
                 crate::check::MAX_REPRODUCERS_PER_CLASS
             );
         }
-        let width = self
-            .contracts
-            .iter()
-            .map(|c| c.tool.chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(20);
-        let _ = writeln!(
-            out,
-            "{:<width$} {:>8} {:>9} {:>9}",
-            "contract", "cases", "findings", "errors"
-        );
+        let mut table = Table::new(&[
+            ("contract", Align::Left, 20),
+            ("cases", Align::Right, 8),
+            ("findings", Align::Right, 9),
+            ("errors", Align::Right, 9),
+        ]);
         for c in &self.contracts {
-            let _ = writeln!(
-                out,
-                "{:<width$} {:>8} {:>9} {:>9}",
-                printable(&c.tool),
-                c.cases,
-                c.findings.len(),
-                c.contract_errors.len()
-            );
+            table.row(vec![
+                printable(&c.tool).into_owned(),
+                c.cases.to_string(),
+                c.findings.len().to_string(),
+                c.contract_errors.len().to_string(),
+            ]);
         }
+        out.push_str(&table.text());
         let findings = self.findings().count();
         let errors = self.contract_errors().count();
         let verdict = match self.verdict() {
@@ -714,47 +707,52 @@ impl Report {
                 self.findings().count()
             );
         }
-        let _ = writeln!(
-            out,
-            "| contract | cases | findings | contract errors |\n|---|---:|---:|---:|"
-        );
+        let mut table = Table::new(&[
+            ("contract", Align::Left, 0),
+            ("cases", Align::Right, 0),
+            ("findings", Align::Right, 0),
+            ("contract errors", Align::Right, 0),
+        ]);
         for c in &self.contracts {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
+            table.row(vec![
                 markdown_text(&c.tool),
-                c.cases,
-                c.findings.len(),
-                c.contract_errors.len()
-            );
+                c.cases.to_string(),
+                c.findings.len().to_string(),
+                c.contract_errors.len().to_string(),
+            ]);
         }
+        out.push_str(&table.markdown());
         let mut all: Vec<&Finding> = self.contract_errors().chain(self.findings()).collect();
         // What fails the run first; the accepted findings after.
         all.sort_by_key(|f| f.baselined.is_some());
         if !all.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n| kind | severity | contract | case | message | reproduce |\n|---|---|---|---|---|---|"
-            );
+            let mut table = Table::new(&[
+                ("kind", Align::Left, 0),
+                ("severity", Align::Left, 0),
+                ("contract", Align::Left, 0),
+                ("case", Align::Left, 0),
+                ("message", Align::Left, 0),
+                ("reproduce", Align::Left, 0),
+            ]);
             for f in all.iter().take(50) {
                 let reproduce = f.reproducer.as_ref().map_or(String::new(), |path| {
                     markdown_text(&format!("airlock check --replay {}", path.display()))
                 });
-                let _ = writeln!(
-                    out,
-                    "| {}{} | {} | {} | {} | {} | {reproduce} |",
-                    f.kind.as_str(),
-                    if f.baselined.is_some() {
-                        " *baselined*"
-                    } else {
-                        ""
-                    },
-                    f.severity.as_str(),
+                let baselined = if f.baselined.is_some() {
+                    " *baselined*"
+                } else {
+                    ""
+                };
+                table.row(vec![
+                    format!("{}{baselined}", f.kind.as_str()),
+                    f.severity.as_str().to_owned(),
                     markdown_text(&f.tool),
                     markdown_text(&f.case),
-                    markdown_text(&f.message)
-                );
+                    markdown_text(&f.message),
+                    reproduce,
+                ]);
             }
+            let _ = write!(out, "\n{}", table.markdown());
             if all.len() > 50 {
                 let _ = writeln!(out, "\n…and {} more.", all.len() - 50);
             }

@@ -3,18 +3,16 @@
 
 use crate::cli::exit::Exit;
 use airlock_harness::check::report::{printable, Report, Severity};
-use airlock_harness::check::Baseline;
 use airlock_harness::check::{
-    discover, replay, run, CheckOptions, Progress, Reproducer, Shard, Subject,
-    DEFAULT_RANDOM_CASES, MAX_RANDOM_CASES,
+    baseline_outcome, discard_empty, today, CheckOptions, Progress, Session, SessionError,
+    SessionOptions, Shard, DEFAULT_RANDOM_CASES, MAX_RANDOM_CASES,
 };
 use airlock_harness::exec;
-use airlock_harness::{Adapter, ExecAdapter, GuardAdapter};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -131,165 +129,72 @@ pub fn run_check(args: CheckArgs) -> Result<Exit> {
     if result.is_err() {
         // A run that failed after the writability check leaves no empty report behind
         // (files that were there before are never removed).
-        for path in created {
-            if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
+        discard_empty(&created);
     }
     result
 }
 
-/// A file's device and inode.
-type FileId = (u64, u64);
-
-/// The same file, whatever the path (a hard link, `..`, a symbolic link): device and
-/// inode on Unix, the canonical path elsewhere.
-fn file_identity(path: &std::path::Path) -> Option<FileId> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
-}
-
-fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
-    super::stop_on_signals("check")?;
-    let baseline = match &args.baseline {
-        Some(path) => Some(Baseline::load(path)?),
-        None => None,
-    };
-    let timeout = Duration::from_millis(args.timeout_ms);
-    if args.write_baseline.is_some() && args.shard.is_some() {
-        anyhow::bail!(
-            "--write-baseline with --shard would hold only this shard's findings: write the baseline from an unsharded run"
-        );
-    }
-    // Paths the user named are checked before the run, not after it, and no two outputs
-    // may be one file (the second would overwrite the first).
-    let outputs: Vec<(&str, &PathBuf)> = args
-        .output
-        .iter()
-        .map(|p| ("--output", p))
-        .chain(args.reports.iter().map(|(_, p)| ("--report", p)))
-        .chain(args.write_baseline.iter().map(|p| ("--write-baseline", p)))
-        .collect();
-    let mut seen: Vec<(&str, PathBuf, Option<FileId>)> = Vec::new();
-    for (flag, path) in &outputs {
-        let existed = std::fs::symlink_metadata(path).is_ok();
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("cannot write {flag} {}", path.display()))?;
-        if !existed {
-            created.push(path.to_path_buf());
-        }
-        let same = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        let identity = file_identity(path);
-        if let Some((other, _, _)) = seen
-            .iter()
-            .find(|(_, p, id)| *p == same || (identity.is_some() && *id == identity))
-        {
-            anyhow::bail!(
-                "{other} and {flag} both name {} (the same file): give each report its own file",
-                path.display()
-            );
-        }
-        seen.push((flag, same, identity));
-    }
-    let report = if let Some(path) = &args.replay {
-        let text = std::fs::read(path)
-            .with_context(|| format!("reading reproducer {}", path.display()))?;
-        let reproducer: Reproducer = serde_json::from_slice(&text)
-            .with_context(|| format!("{} is not a reproducer", path.display()))?;
-        let mut adapter: Box<dyn Adapter> = match &args.adapter_cmd {
-            Some(cmd) => Box::new(exec_adapter(cmd, timeout, None)),
-            None => Box::new(GuardAdapter::new([
-                Subject::load(&reproducer.contract)?.guard
-            ])),
-        };
-        replay(&reproducer, adapter.as_mut())?
-    } else {
-        let dirs = if args.contracts.is_empty() {
-            discover(&PathBuf::from("schemas"))?
-        } else {
-            args.contracts.clone()
-        };
-        if args.corpus.is_some() && dirs.len() != 1 {
-            anyhow::bail!("--corpus names the corpus of one contract: give exactly one --contract");
-        }
-        let subjects = dirs
-            .iter()
-            .map(|d| Subject::load_with_corpus(d, args.corpus.as_deref()))
-            .collect::<Result<Vec<_>, _>>()?;
-        for subject in subjects.iter().filter(|s| s.corpus.fixtures.is_empty()) {
-            errln!(
-                "airlock check: warning: {} has no fixtures (accepted/, near_miss/, historical/<version>/): only generated cases are run",
-                subject.corpus.dir.display()
-            );
-        }
-        std::fs::create_dir_all(&args.reproducers).with_context(|| {
-            format!(
-                "cannot create the reproducer folder {} (--reproducers)",
-                args.reproducers.display()
-            )
-        })?;
-        let options = CheckOptions {
+/// The library's options of these arguments.
+fn session_options(args: &CheckArgs) -> SessionOptions {
+    SessionOptions {
+        contracts: args.contracts.clone(),
+        corpus: args.corpus.clone(),
+        adapter_cmd: args.adapter_cmd.clone(),
+        timeout: Duration::from_millis(args.timeout_ms),
+        run: CheckOptions {
             seed: args.seed,
             random_cases: args.cases,
             reproducers: Some(args.reproducers.clone()),
             max_duration: args.max_duration,
             shard: args.shard,
-        };
-        let mut adapter: Box<dyn Adapter> = match &args.adapter_cmd {
-            Some(cmd) => Box::new(exec_adapter(cmd, timeout, args.max_duration)),
-            None => Box::new(GuardAdapter::new(subjects.iter().map(|s| s.guard.clone()))),
-        };
-        let bar = if std::io::stderr().is_terminal() && !args.quiet {
-            ProgressBar::new(0)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cases, {msg}, {rate}")
-                .map(|style| {
-                    style.with_key(
-                        "rate",
-                        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                            let _ = write!(w, "{:.0}/s", state.per_sec());
-                        },
-                    )
-                })
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        let (mut contract, mut findings) = (0usize, 0usize);
-        let total = subjects.len();
-        bar.set_message("0 findings");
-        let report = run(&subjects, &options, adapter.as_mut(), &mut |p| match p {
-            Progress::Contract(tool, n) => {
-                contract += 1;
-                bar.set_prefix(format!("contract {contract}/{total} {}", printable(tool)));
-                bar.set_position(0);
-                bar.set_length(n as u64);
-            }
-            Progress::Case => bar.inc(1),
-            Progress::Findings(n) => {
-                findings += n;
-                bar.set_message(format!("{findings} findings"));
-            }
-        });
-        bar.finish_and_clear();
+        },
+        replay: args.replay.clone(),
+        output: args.output.clone(),
+        reports: args.reports.iter().map(|(_, p)| p.clone()).collect(),
+        baseline: args.baseline.clone(),
+        write_baseline: args.write_baseline.clone(),
+    }
+}
+
+fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
+    super::stop_on_signals("check")?;
+    let session = Session::prepare(session_options(&args), created)?;
+    let mut warn = |w: &str| errln!("airlock check: warning: {w}");
+    let plan = session.plan(&mut warn)?;
+    let result = match plan.contracts() {
+        None => plan.run(&mut |_| {}),
+        Some(total) => {
+            let bar = progress_bar(args.quiet);
+            let (mut contract, mut findings) = (0usize, 0usize);
+            bar.set_message("0 findings");
+            let result = plan.run(&mut |p| match p {
+                Progress::Contract(tool, n) => {
+                    contract += 1;
+                    bar.set_prefix(format!("contract {contract}/{total} {}", printable(tool)));
+                    bar.set_position(0);
+                    bar.set_length(n as u64);
+                }
+                Progress::Case => bar.inc(1),
+                Progress::Findings(n) => {
+                    findings += n;
+                    bar.set_message(format!("{findings} findings"));
+                }
+            });
+            bar.finish_and_clear();
+            result
+        }
+    };
+    let report = match result {
+        Ok(report) => report,
         // The run's only error: a reproducer that could not be written (exit 3).
-        report.map_err(|e| super::WriteError {
-            what: e.path().display().to_string(),
-            source: std::io::Error::other(e.to_string()),
-        })?
+        Err(SessionError::Run(e)) => {
+            return Err(super::WriteError {
+                what: e.path().display().to_string(),
+                source: std::io::Error::other(e.to_string()),
+            }
+            .into())
+        }
+        Err(e) => return Err(e.into()),
     };
     if exec::stopping() {
         // SIGINT/SIGTERM arrived and killed the adapters under the run: the handler exits
@@ -299,16 +204,11 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
         }
     }
     let mut report = report;
-    let today = airlock_guard::jiff::tz::Offset::UTC
-        .to_datetime(airlock_guard::jiff::Timestamp::now())
-        .date();
-    if let Some(path) = &args.write_baseline {
-        super::write_file(
-            path,
-            Baseline::of(&report, today, baseline.as_ref()).to_toml(),
-        )?;
+    let today = today();
+    if let Some((path, toml)) = session.baseline_to_write(&report, today) {
+        super::write_file(path, toml)?;
     }
-    let applied = baseline.map(|b| b.apply(&mut report, today));
+    let applied = session.apply_baseline(&mut report, today);
     emit(&report, args.format, args.output.as_ref())?;
     let mut written: Vec<&PathBuf> = args.output.iter().collect();
     for (format, path) in &args.reports {
@@ -318,50 +218,40 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     if !args.quiet {
         err!("{}", report.summary(&written));
     }
-    let exit: Exit = report
-        .verdict_failing_on(match args.fail_on {
-            FailOn::Error => Severity::Error,
-            FailOn::Availability => Severity::Availability,
-        })
-        .into();
+    let verdict = report.verdict_failing_on(match args.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Availability => Severity::Availability,
+    });
     let Some(applied) = applied else {
-        return Ok(exit);
+        return Ok(verdict.into());
     };
-    let describe = |e: &airlock_harness::check::BaselineEntry| {
-        format!("{} {} [{} {}]", e.contract, e.kind, e.class, e.location)
+    let outcome = baseline_outcome(&applied, verdict, args.shard.is_some());
+    for note in &outcome.notes {
+        errln!("airlock check: {note}");
+    }
+    Ok(outcome.verdict.into())
+}
+
+/// The progress bar of a run of contracts: drawn on a terminal unless `--quiet`.
+fn progress_bar(quiet: bool) -> ProgressBar {
+    let bar = if std::io::stderr().is_terminal() && !quiet {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
     };
-    if applied.matched > 0 {
-        errln!("airlock check: {} findings baselined", applied.matched);
-    }
-    if args.shard.is_some() {
-        // The other shards' findings are not in this run: an entry matching nothing here
-        // may match there.
-        if !applied.stale.is_empty() {
-            errln!(
-                "airlock check: {} baseline entries matched nothing in this shard (staleness is judged by an unsharded run)",
-                applied.stale.len()
-            );
-        }
-    } else {
-        for entry in &applied.stale {
-            errln!(
-                "airlock check: stale baseline entry (matches no finding; remove it): {}",
-                printable(&describe(entry))
-            );
-        }
-    }
-    for entry in &applied.expired {
-        errln!(
-            "airlock check: baseline entry expired on {} (fix the finding or renew the entry): {}",
-            entry.expires,
-            printable(&describe(entry))
-        );
-    }
-    Ok(if applied.expired.is_empty() || exit != Exit::Success {
-        exit
-    } else {
-        Exit::Findings
-    })
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} cases, {msg}, {rate}")
+            .map(|style| {
+                style.with_key(
+                    "rate",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", state.per_sec());
+                    },
+                )
+            })
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()> {
@@ -380,17 +270,4 @@ fn emit(report: &Report, format: Format, output: Option<&PathBuf>) -> Result<()>
         None => super::print(&text)?,
     }
     Ok(())
-}
-
-/// An exec adapter whose waits end with the run's bound; on Linux this process adopts
-/// the adapters' orphans so that a descendant that left the group is killed too.
-fn exec_adapter(command: &str, timeout: Duration, bound: Option<Duration>) -> ExecAdapter {
-    if let Err(e) = exec::adopt_orphans() {
-        errln!("airlock check: warning: cannot adopt the adapter's orphaned processes: {e}");
-    }
-    let adapter = ExecAdapter::new(command, timeout);
-    match bound {
-        Some(bound) => adapter.deadline(Instant::now() + bound),
-        None => adapter,
-    }
 }

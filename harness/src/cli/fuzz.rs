@@ -4,7 +4,7 @@ use crate::cli::exit::Exit;
 use airlock_harness::check::discover;
 use airlock_harness::check::report::printable;
 use airlock_harness::fuzz::adapter::{write_finding, AdapterFuzzer};
-use airlock_harness::fuzz::{BlackBoxOptions, FuzzOptions, Fuzzer, Target};
+use airlock_harness::fuzz::{BlackBoxOptions, BlackBoxReport, FuzzOptions, Fuzzer, Target};
 use airlock_harness::{exec, ExecAdapter};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -179,28 +179,12 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
 fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     let fuzzer = AdapterFuzzer::load(dirs)?;
     if let Some(path) = &args.write_dict {
-        let dict = fuzzer.dictionary().libfuzzer();
-        super::write_file(path, &dict)?;
-        outln!(
-            "fuzz: wrote {} words to {}",
-            dict.lines().filter(|l| l.starts_with('"')).count(),
-            path.display()
-        )?;
-        return Ok(Exit::Success);
+        return write_adapter_dict(&fuzzer, path);
     }
     if let Some(dir) = &args.write_corpus {
-        std::fs::create_dir_all(dir).map_err(|e| write_error((dir.clone(), e)))?;
-        let inputs = fuzzer.seed_inputs();
-        for input in &inputs {
-            let path = dir.join(format!(
-                "seed-{:04x}",
-                u16::from_le_bytes([input[0], input[1]])
-            ));
-            std::fs::write(&path, input).map_err(|e| write_error((path.clone(), e)))?;
-        }
+        let written = fuzzer.write_seed_inputs(dir).map_err(write_error)?;
         outln!(
-            "fuzz: wrote {} adapter seed inputs to {}",
-            inputs.len(),
+            "fuzz: wrote {written} adapter seed inputs to {}",
             dir.display()
         )?;
         return Ok(Exit::Success);
@@ -211,6 +195,23 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     let Some(command) = &args.adapter_cmd else {
         anyhow::bail!("--for-adapter needs --write-corpus or --replay");
     };
+    fuzz_adapter(args, &fuzzer, command)
+}
+
+/// `--write-dict`: the contracts' dictionary in libFuzzer's format.
+fn write_adapter_dict(fuzzer: &AdapterFuzzer, path: &Path) -> Result<Exit> {
+    let dict = fuzzer.dictionary().libfuzzer();
+    super::write_file(path, &dict)?;
+    outln!(
+        "fuzz: wrote {} words to {}",
+        dict.lines().filter(|l| l.starts_with('"')).count(),
+        path.display()
+    )?;
+    Ok(Exit::Success)
+}
+
+/// `--adapter-cmd`: the black-box run, its progress on stderr and its outcome printed.
+fn fuzz_adapter(args: &FuzzArgs, fuzzer: &AdapterFuzzer, command: &str) -> Result<Exit> {
     if let Err(e) = exec::adopt_orphans() {
         errln!("airlock fuzz: warning: cannot adopt the adapter's orphaned processes: {e}");
     }
@@ -251,6 +252,12 @@ fn adapter_fuzz(args: &FuzzArgs, dirs: &[PathBuf]) -> Result<Exit> {
     if terminal {
         errln!();
     }
+    print_black_box(args, command, report)
+}
+
+/// Print a black-box run's outcome: no finding, what the adapter did after its last
+/// input, or the finding and its reproducer (printed before it is written).
+fn print_black_box(args: &FuzzArgs, command: &str, report: BlackBoxReport) -> Result<Exit> {
     let p = report.progress;
     let summary = format!(
         "{} inputs in {:.2}s, {:.0}/s, corpus {} ({} resumed), {} decisions, seed {}",

@@ -388,6 +388,25 @@ impl AdapterFuzzer {
             .collect()
     }
 
+    /// Write [`seed_inputs`](Self::seed_inputs) into `dir` (created), one file per input
+    /// named by its base (`seed-0001`); returns how many.
+    ///
+    /// # Errors
+    ///
+    /// The file or folder that could not be written, and why.
+    pub fn write_seed_inputs(&self, dir: &Path) -> Result<usize, (PathBuf, std::io::Error)> {
+        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+        let inputs = self.seed_inputs();
+        for input in &inputs {
+            let path = dir.join(format!(
+                "seed-{:04x}",
+                u16::from_le_bytes([input[0], input[1]])
+            ));
+            std::fs::write(&path, input).map_err(|e| (path.clone(), e))?;
+        }
+        Ok(inputs.len())
+    }
+
     /// The case the fuzzer's bytes decode to, and the contract it belongs to.
     #[doc(hidden)]
     pub fn case(&self, data: &[u8]) -> Option<(&Subject, Case)> {

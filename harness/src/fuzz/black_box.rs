@@ -76,6 +76,32 @@ pub struct BlackBoxReport {
     pub closing: Vec<(FindingKind, String)>,
 }
 
+/// The corpus of a black-box run: its inputs (the first `first_pass` as read at the
+/// start), and the signals seen.
+struct Pool {
+    corpus: Vec<Vec<u8>>,
+    first_pass: usize,
+    signals: HashSet<Signal>,
+}
+
+impl Pool {
+    /// The next `size` inputs after `runs`: the first pass judges the corpus as it is;
+    /// then mutations of it.
+    fn inputs(&self, runs: u64, size: usize, rng: &mut Rng, max_len: usize) -> Vec<Vec<u8>> {
+        (0..size)
+            .map(|i| {
+                let n = usize::try_from(runs)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(i);
+                match self.corpus.get(n).filter(|_| n < self.first_pass) {
+                    Some(input) => input.clone(),
+                    None => mutate(&self.corpus, rng, max_len),
+                }
+            })
+            .collect()
+    }
+}
+
 impl AdapterFuzzer {
     /// Fuzz `adapter` as a black box until `options` says stop or a finding.
     /// `progress` is called after every batch.
@@ -107,8 +133,11 @@ impl AdapterFuzzer {
             }
             None => 0,
         };
-        let first_pass = corpus.len();
-        let mut signals = HashSet::new();
+        let mut pool = Pool {
+            first_pass: corpus.len(),
+            corpus,
+            signals: HashSet::new(),
+        };
         let mut rng = Rng::new(options.seed, "black-box");
         let mut runs = 0u64;
         let done = |runs: u64| {
@@ -121,71 +150,22 @@ impl AdapterFuzzer {
             let size = usize::try_from(left)
                 .unwrap_or(usize::MAX)
                 .min(options.batch.max(1));
-            let inputs: Vec<Vec<u8>> = (0..size)
-                .map(|i| {
-                    // The first pass judges the corpus as it is; then mutations of it.
-                    let n = usize::try_from(runs)
-                        .unwrap_or(usize::MAX)
-                        .saturating_add(i);
-                    match corpus.get(n).filter(|_| n < first_pass) {
-                        Some(input) => input.clone(),
-                        None => mutate(&corpus, &mut rng, options.max_len),
-                    }
-                })
-                .collect();
-            let prepared: Vec<(usize, Prepared)> = inputs
-                .iter()
-                .enumerate()
-                .filter_map(|(i, data)| Some((i, self.prepare(data)?)))
-                .collect();
-            let cases: Vec<_> = prepared
-                .iter()
-                .map(|(_, p)| (&p.case.request, &p.case.upstream))
-                .collect();
+            let inputs = pool.inputs(runs, size, &mut rng, options.max_len);
             // The first `first_pass` inputs are the corpus as read: they are not written
             // again; only a mutation that reaches a new decision or shape joins it.
             let batch_start = runs;
             runs += size as u64;
-            let mut failed = None;
-            let mut saving = Ok(());
-            // Each answer is judged as it arrives, while the adapter works on the cases
-            // still in flight.
-            adapter.answers(&cases, &mut |index, actual| {
-                let Some((input, case)) = prepared.get(index) else {
-                    return ControlFlow::Continue(());
-                };
-                let input = *input;
-                match self.assess(case, &actual) {
-                    Ok(signal) => {
-                        let mutated = batch_start.saturating_add(input as u64) >= first_pass as u64;
-                        if signals.insert(signal) && signal != Signal(0) && mutated {
-                            let data = &inputs[input];
-                            if let Some(dir) = &options.corpus {
-                                saving = save(dir, data);
-                                if saving.is_err() {
-                                    return ControlFlow::Break(());
-                                }
-                            }
-                            corpus.push(data.clone());
-                        }
-                        ControlFlow::Continue(())
-                    }
-                    Err(found) => {
-                        failed = Some((input, found));
-                        ControlFlow::Break(())
-                    }
-                }
-            });
-            saving?;
-            if let Some((input, found)) = failed {
+            if let Some((input, found)) =
+                self.judge_batch(adapter, &inputs, batch_start, &mut pool, options)?
+            {
                 let found = self.alone(adapter, &inputs[input], found);
                 let found = self.shrunk(adapter, found);
                 finding = Some((inputs[input].clone(), found));
             }
             progress(&BlackBoxProgress {
                 runs,
-                corpus: corpus.len(),
-                signals: signals.len(),
+                corpus: pool.corpus.len(),
+                signals: pool.signals.len(),
                 elapsed: start.elapsed(),
             });
         }
@@ -202,13 +182,67 @@ impl AdapterFuzzer {
             closing,
             progress: BlackBoxProgress {
                 runs,
-                corpus: corpus.len(),
-                signals: signals.len(),
+                corpus: pool.corpus.len(),
+                signals: pool.signals.len(),
                 elapsed: start.elapsed(),
             },
             resumed,
             finding,
         })
+    }
+
+    /// One batch through the adapter, each answer judged as it arrives (while the
+    /// adapter works on the cases still in flight): a mutation reaching a new signal
+    /// joins the corpus (and its folder); the first finding ends the batch, with the
+    /// index of its input.
+    fn judge_batch(
+        &self,
+        adapter: &mut dyn Adapter,
+        inputs: &[Vec<u8>],
+        batch_start: u64,
+        pool: &mut Pool,
+        options: &BlackBoxOptions,
+    ) -> Result<Option<(usize, AdapterFinding)>, CheckError> {
+        let prepared: Vec<(usize, Prepared)> = inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, data)| Some((i, self.prepare(data)?)))
+            .collect();
+        let cases: Vec<_> = prepared
+            .iter()
+            .map(|(_, p)| (&p.case.request, &p.case.upstream))
+            .collect();
+        let mut failed = None;
+        let mut saving = Ok(());
+        adapter.answers(&cases, &mut |index, actual| {
+            let Some((input, case)) = prepared.get(index) else {
+                return ControlFlow::Continue(());
+            };
+            let input = *input;
+            match self.assess(case, &actual) {
+                Ok(signal) => {
+                    let mutated =
+                        batch_start.saturating_add(input as u64) >= pool.first_pass as u64;
+                    if pool.signals.insert(signal) && signal != Signal(0) && mutated {
+                        let data = &inputs[input];
+                        if let Some(dir) = &options.corpus {
+                            saving = save(dir, data);
+                            if saving.is_err() {
+                                return ControlFlow::Break(());
+                            }
+                        }
+                        pool.corpus.push(data.clone());
+                    }
+                    ControlFlow::Continue(())
+                }
+                Err(found) => {
+                    failed = Some((input, found));
+                    ControlFlow::Break(())
+                }
+            }
+        });
+        saving?;
+        Ok(failed)
     }
 
     /// A crash, timeout or protocol finding, asked again with its case alone: an adapter

@@ -75,87 +75,17 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
         audit.raw_sha256().map(|d: Sha256Digest| d.to_string()),
         read.len()
     );
-    if !admission.is_admitted() && audit.stage() == Stage::Transport {
-        // An MCP server's JSON-RPC error: the transport failure, retryable per policy.
-        let policy = contract
-            .retry()
-            .is_retryable(airlock_guard::ErrorCode::UpstreamUnavailable);
-        ensure!(
-            contract.input().mcp().is_some()
-                && agent.error() == Some((airlock_guard::ErrorCode::UpstreamUnavailable, policy)),
-            "not_transport_failure",
-            "a transport rejection gave the agent {}",
-            agent.to_json_string()
-        );
-    } else if !admission.is_admitted() {
-        let (code, retryable) = guard.unverified();
-        ensure!(
-            agent.tool() == contract.tool()
-                && agent.request_id() == request.request_id
-                && agent.error() == Some((code, retryable)),
-            "not_fixed_failure",
-            "a rejection ({}) gave the agent {}",
-            audit.stage(),
-            agent.to_json_string()
-        );
-        ensure!(
-            admission.diagnostic().is_some(),
-            "rejection_without_diagnostic",
-            "rejected at {} with no diagnostic",
-            audit.stage()
-        );
+    if !admission.is_admitted() {
+        check_rejection(guard, request, &admission)?;
     }
-    let depth = contract.limits().max_depth;
     let mcp = contract.input().mcp().is_some();
     if let Some(data) = agent.data() {
         // A vendor document's or a command's output: every member of the agent's data
         // is a mapped member's own value, normalised as declared; nothing else.
         mapped_only(contract.input(), read, data.iter())?;
     }
-    let mapped = matches!(contract.input(), InputKind::Vendor(_) | InputKind::Lines(_));
-    // What the schema judges: the body, or an MCP message's structuredContent (written
-    // out again to be judged in place too). A vendor document or a command's output is
-    // not what the contract schema judges (the envelope the guard builds from it is).
-    let judged: Option<(Value, Option<Vec<u8>>)> = match parse(bytes, depth) {
-        _ if mapped => None,
-        Ok(value) if !mcp => {
-            let whole = (read.len() == bytes.len()).then(|| bytes.to_vec());
-            Some((value, whole))
-        }
-        Ok(value) => value
-            .pointer(airlock_guard::STRUCTURED_CONTENT)
-            .cloned()
-            .map(|s| {
-                let text = serde_json::to_vec(&s).ok();
-                (s, text)
-            }),
-        Err(_) => None,
-    };
-    if let Some((value, Some(text))) = &judged {
-        let in_place = contract.schema().validate_bytes(text, depth);
-        let by_value = contract.schema().validate(value);
-        ensure!(
-            in_place == by_value,
-            "validators_disagree",
-            "in place: {:?}; on the value: {:?}",
-            in_place.as_ref().err().map(ToString::to_string),
-            by_value.as_ref().err().map(ToString::to_string)
-        );
-    }
-    if let (Some((value, _)), Some(data)) = (&judged, agent.data()) {
-        // The agent's `data` is exactly the agent fields the response carries, each
-        // the response's own value, in the contract's order.
-        let expected = expected_data(contract.agent_fields(), value, !mcp);
-        let got: Vec<(&str, &Value)> = data.iter().collect();
-        let want: Vec<(&str, &Value)> = expected.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        ensure!(
-            got == want,
-            "agent_data_not_the_fields",
-            "the agent got {}, the response's agent fields are {}",
-            Value::Object(data.to_map()),
-            Value::Object(expected.clone())
-        );
-    }
+    let judged = judged_value(contract, bytes, read);
+    check_judged(contract, agent, judged.as_ref(), mcp)?;
     if mcp {
         // The CallToolResult the agent gets carries exactly the closed envelope.
         let result = agent.to_call_tool_result();
@@ -175,6 +105,115 @@ pub fn check_admission(guard: &Guard, request: &Request, bytes: &[u8]) -> Result
             "admitted_with_diagnostic",
             "admitted at {} with a diagnostic",
             audit.stage()
+        );
+    }
+    Ok(())
+}
+
+/// What a rejection must give the agent: an MCP server's JSON-RPC error the transport
+/// failure (retryable per policy), any other the guard's fixed failure, with a
+/// diagnostic.
+fn check_rejection(
+    guard: &Guard,
+    request: &Request,
+    admission: &airlock_guard::Admission,
+) -> Result<(), Violation> {
+    let contract = guard.contract();
+    let (agent, audit) = (admission.agent(), admission.audit());
+    if audit.stage() == Stage::Transport {
+        // An MCP server's JSON-RPC error: the transport failure, retryable per policy.
+        let policy = contract
+            .retry()
+            .is_retryable(airlock_guard::ErrorCode::UpstreamUnavailable);
+        ensure!(
+            contract.input().mcp().is_some()
+                && agent.error() == Some((airlock_guard::ErrorCode::UpstreamUnavailable, policy)),
+            "not_transport_failure",
+            "a transport rejection gave the agent {}",
+            agent.to_json_string()
+        );
+        return Ok(());
+    }
+    let (code, retryable) = guard.unverified();
+    ensure!(
+        agent.tool() == contract.tool()
+            && agent.request_id() == request.request_id
+            && agent.error() == Some((code, retryable)),
+        "not_fixed_failure",
+        "a rejection ({}) gave the agent {}",
+        audit.stage(),
+        agent.to_json_string()
+    );
+    ensure!(
+        admission.diagnostic().is_some(),
+        "rejection_without_diagnostic",
+        "rejected at {} with no diagnostic",
+        audit.stage()
+    );
+    Ok(())
+}
+
+/// What the schema judges: the body, or an MCP message's structuredContent (written
+/// out again to be judged in place too), with its bytes when they were read whole. A
+/// vendor document or a command's output is not what the contract schema judges (the
+/// envelope the guard builds from it is): `None`, as for bytes that do not parse.
+fn judged_value(
+    contract: &airlock_guard::Contract,
+    bytes: &[u8],
+    read: &[u8],
+) -> Option<(Value, Option<Vec<u8>>)> {
+    let depth = contract.limits().max_depth;
+    let mcp = contract.input().mcp().is_some();
+    let mapped = matches!(contract.input(), InputKind::Vendor(_) | InputKind::Lines(_));
+    match parse(bytes, depth) {
+        _ if mapped => None,
+        Ok(value) if !mcp => {
+            let whole = (read.len() == bytes.len()).then(|| bytes.to_vec());
+            Some((value, whole))
+        }
+        Ok(value) => value
+            .pointer(airlock_guard::STRUCTURED_CONTENT)
+            .cloned()
+            .map(|s| {
+                let text = serde_json::to_vec(&s).ok();
+                (s, text)
+            }),
+        Err(_) => None,
+    }
+}
+
+/// The judged value: validated in place as on the value, and the agent's `data` exactly
+/// its agent fields.
+fn check_judged(
+    contract: &airlock_guard::Contract,
+    agent: &airlock_guard::AgentValue,
+    judged: Option<&(Value, Option<Vec<u8>>)>,
+    mcp: bool,
+) -> Result<(), Violation> {
+    let depth = contract.limits().max_depth;
+    if let Some((value, Some(text))) = judged {
+        let in_place = contract.schema().validate_bytes(text, depth);
+        let by_value = contract.schema().validate(value);
+        ensure!(
+            in_place == by_value,
+            "validators_disagree",
+            "in place: {:?}; on the value: {:?}",
+            in_place.as_ref().err().map(ToString::to_string),
+            by_value.as_ref().err().map(ToString::to_string)
+        );
+    }
+    if let (Some((value, _)), Some(data)) = (judged, agent.data()) {
+        // The agent's `data` is exactly the agent fields the response carries, each
+        // the response's own value, in the contract's order.
+        let expected = expected_data(contract.agent_fields(), value, !mcp);
+        let got: Vec<(&str, &Value)> = data.iter().collect();
+        let want: Vec<(&str, &Value)> = expected.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        ensure!(
+            got == want,
+            "agent_data_not_the_fields",
+            "the agent got {}, the response's agent fields are {}",
+            Value::Object(data.to_map()),
+            Value::Object(expected.clone())
         );
     }
     Ok(())

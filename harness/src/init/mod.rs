@@ -91,108 +91,20 @@ fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> InitError + '_ {
 /// [`InitError`] naming the file at fault (an input, or [`InitError::Write`]); either
 /// way nothing is written.
 pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
-    if !airlock_guard::is_tool_name(&options.tool) {
-        return Err(InitError::ToolName {
-            tool: options.tool.clone(),
-        });
-    }
+    check_tool_name(&options.tool)?;
     let request = match &options.request {
         Some(path) => crate::corpus::read_request(path)?,
         None => Request::new("req.Sample0001", airlock_guard::jiff::Timestamp::now()),
     };
-    let mut data = Vec::new();
-    let mut requests = Vec::new();
-    let mut failures = Vec::new();
-    let mut failure_requests = Vec::new();
-    // Where each sample came from: successes, then failures (the order of `accepted`).
-    let (mut data_paths, mut failure_paths): (Vec<&Path>, Vec<&Path>) = (Vec::new(), Vec::new());
-    let mut retagged = Vec::new();
-    let mut largest = 0usize;
-    let mut deepest = 1usize;
-    for path in &options.samples {
-        let name = crate::corpus::fixture_name(path);
-        if name.ends_with(".request") {
-            continue; // a request file given by a glob: read beside its sample
-        }
-        let own = own_request(path, &request)?;
-        let bytes = crate::corpus::read_bounded(
-            path,
-            MAX_BYTES_CEILING,
-            "a sample is a response, at most 64 MiB",
-        )?;
-        largest = largest.max(bytes.len());
-        let value = parse(&bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
-            path: path.clone(),
-            error,
-        })?;
-        deepest = deepest.max(depth(&value));
-        if let Some(other) = value
-            .get("tool")
-            .and_then(Value::as_str)
-            .filter(|t| *t != options.tool)
-        {
-            retagged.push(format!(
-                "{}: its envelope names tool {other:?}; its fixture names {:?}",
-                path.display(),
-                options.tool
-            ));
-        }
-        match value.get("outcome").and_then(Value::as_str) {
-            Some("success") => match value.get("data") {
-                Some(d @ Value::Object(_)) => {
-                    data.push(d.clone());
-                    data_paths.push(path);
-                    requests.push(own);
-                }
-                _ => return Err(InitError::NoData { path: path.clone() }),
-            },
-            Some("failure") => {
-                failures.push(value);
-                failure_paths.push(path);
-                failure_requests.push(own);
-            }
-            _ if value.is_object() => {
-                data.push(value);
-                data_paths.push(path);
-                requests.push(own);
-            }
-            _ => return Err(InitError::NotAnObject { path: path.clone() }),
-        }
-    }
-    if data.is_empty() {
+    let samples = read_samples(options, &request)?;
+    if samples.data.is_empty() {
         return Err(InitError::NoSuccess);
     }
     let mut scaffold = Scaffold::default();
-    scaffold.review.extend(retagged);
-    let data_schema = infer(&data, "/data", &mut scaffold);
-    let fields = if options.agent_fields.is_empty() {
-        let mut leaves = Vec::new();
-        for d in &data {
-            for leaf in leaves_of(d, "/data") {
-                if !leaves.contains(&leaf) {
-                    leaves.push(leaf);
-                }
-            }
-        }
-        leaves
-    } else {
-        for field in &options.agent_fields {
-            let found = field.starts_with("/data/")
-                && data
-                    .iter()
-                    .any(|d| json!({ "data": d }).pointer(field).is_some());
-            if !found {
-                return Err(InitError::AgentField {
-                    field: field.clone(),
-                    example: leaves_of(&data[0], "/data")
-                        .first()
-                        .map_or("name", |l| l.trim_start_matches("/data/"))
-                        .to_owned(),
-                });
-            }
-        }
-        options.agent_fields.clone()
-    };
+    scaffold.review.extend(samples.retagged.iter().cloned());
+    let data = &samples.data;
+    let data_schema = infer(data, "/data", &mut scaffold);
+    let fields = agent_fields(options, data)?;
     if fields.is_empty()
         || data
             .iter()
@@ -200,9 +112,304 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     {
         return Err(InitError::NoMembers);
     }
-    let checks = bindings(&data, &requests, &fields, &mut scaffold);
-    for field in &fields {
-        let schema = schema_of(&data_schema, field);
+    let checks = bindings(data, &samples.requests, &fields, &mut scaffold);
+    review_fields(&data_schema, &fields, &checks, &mut scaffold);
+    let accepted = accepted_fixtures(&options.tool, &samples);
+    let limits = limits_of(&accepted, &samples, &mut scaffold);
+    let given = read_near_misses(&options.near_misses, &request)?;
+    let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
+        .iter()
+        .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
+        .collect();
+    let nows: Vec<_> = samples.requests.iter().map(|r| r.now).collect();
+    let trial = |schema: &Value, fresh: &[learn::FreshBounds]| {
+        trial_guard(
+            &options.tool,
+            schema,
+            limits,
+            &fields,
+            &checks,
+            fresh,
+            data,
+            &nows,
+        )
+    };
+    let learned = learn_from_near_misses(
+        given,
+        data_schema,
+        &Learning {
+            data,
+            nows: &nows,
+            accepted_bodies: &accepted_bodies,
+            trial: &trial,
+        },
+        &mut scaffold,
+    )?;
+    let fresh_checks = fresh_specs(&learned.fresh, data, &nows);
+
+    let contract_dir = options.out.join("schemas").join(&options.tool);
+    let corpus_dir = options.out.join("corpora").join(&options.tool);
+    refuse_existing(&[&contract_dir, &corpus_dir])?;
+    // Written into hidden folders beside the targets, moved into place only when whole:
+    // a failure leaves nothing behind (no half contract for `check` to trip on). Each is
+    // created exclusively under a random name (never through a file or link already
+    // there) and removed when dropped unless moved into place.
+    let (staged_contract, staged_corpus) = (
+        stage(&options.tool, &contract_dir)?,
+        stage(&options.tool, &corpus_dir)?,
+    );
+    let staging = Staging {
+        contract: staged_contract.path(),
+        corpus: staged_corpus.path(),
+        request: &request,
+    };
+    let manifest = manifest(
+        &options.tool,
+        limits.max_bytes,
+        limits.max_depth,
+        &fields,
+        &checks,
+        &fresh_checks,
+    );
+    let schema = envelope(&options.tool, learned.data_schema);
+    let fixtures = Fixtures {
+        samples: &samples,
+        accepted: &accepted,
+        accepted_bodies: &accepted_bodies,
+    };
+    let outcome = fill_stage(
+        &staging,
+        (&schema, &manifest),
+        &fixtures,
+        &learned.rejected,
+        &mut scaffold,
+    )
+    .and_then(|()| place(&staging, &contract_dir, &corpus_dir));
+    // Dropping the staging folders removes whatever is left of them (nothing once moved).
+    drop((staged_contract, staged_corpus));
+    outcome?;
+    scaffold.contract = contract_dir;
+    scaffold.corpus = corpus_dir;
+    Ok(scaffold)
+}
+
+/// Init never overwrites a contract: none of `dirs` may exist.
+fn refuse_existing(dirs: &[&PathBuf]) -> Result<(), InitError> {
+    for dir in dirs {
+        if dir.exists() {
+            return Err(InitError::Exists {
+                path: dir.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The fixtures of the samples: the samples read, the accepted fixtures and their bodies
+/// as bytes.
+struct Fixtures<'a> {
+    samples: &'a Samples<'a>,
+    accepted: &'a [Accepted<'a>],
+    accepted_bodies: &'a [(Vec<u8>, &'a Request)],
+}
+
+/// Fill the staging folders: the contract and fixtures written, every sample confirmed
+/// admitted by the scaffold's guard, then the adversary's near misses.
+fn fill_stage(
+    staging: &Staging<'_>,
+    (schema, manifest): (&Value, &str),
+    fixtures: &Fixtures<'_>,
+    near_misses: &[NearMiss],
+    scaffold: &mut Scaffold,
+) -> Result<(), InitError> {
+    write_fixtures(
+        staging,
+        schema,
+        manifest,
+        fixtures.accepted,
+        near_misses,
+        scaffold,
+    )?;
+    // Near misses: the adversary's deterministic variants of the samples that the new
+    // contract rejects, a few per class.
+    let contract = Contract::load(staging.contract).map_err(InitError::Inferred)?;
+    let corpus = Corpus::load(staging.corpus)?;
+    let guard = Guard::new(contract.clone());
+    confirm_samples(&guard, &corpus, fixtures.samples, fixtures.accepted)?;
+    adversary_near_misses(
+        staging,
+        &contract,
+        &corpus,
+        &guard,
+        (fixtures.accepted, fixtures.accepted_bodies),
+        scaffold,
+    )
+}
+
+/// Move the staged folders into place, the contract first (removed again when the corpus
+/// cannot follow).
+fn place(staging: &Staging<'_>, contract_dir: &Path, corpus_dir: &Path) -> Result<(), InitError> {
+    std::fs::rename(staging.contract, contract_dir).map_err(write_error(contract_dir))?;
+    std::fs::rename(staging.corpus, corpus_dir).map_err(|source| {
+        let _ = std::fs::remove_dir_all(contract_dir);
+        InitError::Write {
+            path: corpus_dir.to_path_buf(),
+            source,
+        }
+    })
+}
+
+/// The samples read: the successes' `data` objects and the failure envelopes, each with
+/// its request and file, in the order given.
+struct Samples<'a> {
+    data: Vec<Value>,
+    requests: Vec<Request>,
+    data_paths: Vec<&'a Path>,
+    failures: Vec<Value>,
+    failure_requests: Vec<Request>,
+    failure_paths: Vec<&'a Path>,
+    /// Samples whose envelope names another tool, one review line each.
+    retagged: Vec<String>,
+    /// The largest sample in bytes, as read.
+    largest: usize,
+    /// The deepest sample's depth.
+    deepest: usize,
+}
+
+/// A sample's kind: the success's data object or a failure envelope.
+enum Sample {
+    Data(Value),
+    Failure(Value),
+}
+
+/// Whether `tool` can name a contract (its folder and fixtures).
+fn check_tool_name(tool: &str) -> Result<(), InitError> {
+    if !airlock_guard::is_tool_name(tool) {
+        return Err(InitError::ToolName {
+            tool: tool.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Read every sample (request files a glob named are skipped: each is read beside its
+/// sample), noting those that name another tool.
+fn read_samples<'a>(options: &'a InitOptions, request: &Request) -> Result<Samples<'a>, InitError> {
+    let mut samples = Samples {
+        data: Vec::new(),
+        requests: Vec::new(),
+        data_paths: Vec::new(),
+        failures: Vec::new(),
+        failure_requests: Vec::new(),
+        failure_paths: Vec::new(),
+        retagged: Vec::new(),
+        largest: 0,
+        deepest: 1,
+    };
+    for path in &options.samples {
+        let name = crate::corpus::fixture_name(path);
+        if name.ends_with(".request") {
+            continue; // a request file given by a glob: read beside its sample
+        }
+        let own = own_request(path, request)?;
+        let bytes = crate::corpus::read_bounded(
+            path,
+            MAX_BYTES_CEILING,
+            "a sample is a response, at most 64 MiB",
+        )?;
+        samples.largest = samples.largest.max(bytes.len());
+        let value = parse(&bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
+            path: path.clone(),
+            error,
+        })?;
+        samples.deepest = samples.deepest.max(depth(&value));
+        if let Some(other) = value
+            .get("tool")
+            .and_then(Value::as_str)
+            .filter(|t| *t != options.tool)
+        {
+            samples.retagged.push(format!(
+                "{}: its envelope names tool {other:?}; its fixture names {:?}",
+                path.display(),
+                options.tool
+            ));
+        }
+        match sample_kind(path, value)? {
+            Sample::Data(data) => {
+                samples.data.push(data);
+                samples.data_paths.push(path);
+                samples.requests.push(own);
+            }
+            Sample::Failure(failure) => {
+                samples.failures.push(failure);
+                samples.failure_paths.push(path);
+                samples.failure_requests.push(own);
+            }
+        }
+    }
+    Ok(samples)
+}
+
+/// What a sample is: an envelope's outcome decides, and an object without one is the
+/// `data` object alone.
+fn sample_kind(path: &Path, value: Value) -> Result<Sample, InitError> {
+    match value.get("outcome").and_then(Value::as_str) {
+        Some("success") => match value.get("data") {
+            Some(d @ Value::Object(_)) => Ok(Sample::Data(d.clone())),
+            _ => Err(InitError::NoData {
+                path: path.to_path_buf(),
+            }),
+        },
+        Some("failure") => Ok(Sample::Failure(value)),
+        _ if value.is_object() => Ok(Sample::Data(value)),
+        _ => Err(InitError::NotAnObject {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+/// The agent fields: those given, each a member of some sample's data, else every leaf
+/// of the samples' data in first-seen order.
+fn agent_fields(options: &InitOptions, data: &[Value]) -> Result<Vec<String>, InitError> {
+    if options.agent_fields.is_empty() {
+        let mut leaves = Vec::new();
+        for d in data {
+            for leaf in leaves_of(d, "/data") {
+                if !leaves.contains(&leaf) {
+                    leaves.push(leaf);
+                }
+            }
+        }
+        return Ok(leaves);
+    }
+    for field in &options.agent_fields {
+        let found = field.starts_with("/data/")
+            && data
+                .iter()
+                .any(|d| json!({ "data": d }).pointer(field).is_some());
+        if !found {
+            return Err(InitError::AgentField {
+                field: field.clone(),
+                example: leaves_of(&data[0], "/data")
+                    .first()
+                    .map_or("name", |l| l.trim_start_matches("/data/"))
+                    .to_owned(),
+            });
+        }
+    }
+    Ok(options.agent_fields.clone())
+}
+
+/// Review lines for agent fields: free text without a binding check, and times without
+/// a freshness check.
+fn review_fields(
+    data_schema: &Value,
+    fields: &[String],
+    checks: &[(&'static str, String, String)],
+    scaffold: &mut Scaffold,
+) {
+    for field in fields {
+        let schema = schema_of(data_schema, field);
         let free = schema.is_some_and(|s| {
             s.get("type") == Some(&json!("string"))
                 && s.get("enum").is_none()
@@ -219,102 +426,110 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
             ));
         }
     }
-    let accepted: Vec<(String, Value, &Request)> = data
+}
+
+/// An accepted fixture: its name, its envelope, its request.
+type Accepted<'r> = (String, Value, &'r Request);
+
+/// The accepted fixtures: each success wrapped in the tool's envelope (`sample_NN`), then
+/// each failure retagged with the tool and its request id (`failure_NN`).
+fn accepted_fixtures<'r>(tool: &str, samples: &'r Samples<'_>) -> Vec<Accepted<'r>> {
+    samples
+        .data
         .iter()
-        .zip(&requests)
+        .zip(&samples.requests)
         .enumerate()
         .map(|(n, (d, r))| {
-            let body = json!({"tool": options.tool, "request_id": r.request_id,
+            let body = json!({"tool": tool, "request_id": r.request_id,
                               "outcome": "success", "data": d});
             (format!("sample_{n:02}"), body, r)
         })
         .chain(
-            failures
+            samples
+                .failures
                 .iter()
-                .zip(&failure_requests)
+                .zip(&samples.failure_requests)
                 .enumerate()
                 .map(|(n, (f, r))| {
                     let mut body = f.clone();
-                    body["tool"] = json!(options.tool);
+                    body["tool"] = json!(tool);
                     body["request_id"] = json!(r.request_id);
                     (format!("failure_{n:02}"), body, r)
                 }),
         )
-        .collect();
+        .collect()
+}
+
+/// The limits: 4 × the largest sample as written (pretty-printed fixtures must fit), at
+/// least 4096; the deepest sample + 4; both under the ceilings.
+fn limits_of(accepted: &[Accepted<'_>], samples: &Samples<'_>, scaffold: &mut Scaffold) -> Limits {
     // The fixtures are written pretty-printed: the limit must hold them as written.
     let largest = accepted
         .iter()
         .map(|(_, body, _)| pretty(body).len())
-        .fold(largest, usize::max);
+        .fold(samples.largest, usize::max);
     let max_bytes = (largest.max(1024) * 4).next_multiple_of(1024).max(4096) as u64;
     let max_bytes = max_bytes.min(MAX_BYTES_CEILING);
-    let max_depth = (deepest + 4).min(MAX_DEPTH_CEILING);
+    let max_depth = (samples.deepest + 4).min(MAX_DEPTH_CEILING);
     scaffold.inferred.push(format!(
         "limits: max_bytes {max_bytes} (4 × the largest sample as written, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
     ));
-
-    let limits = Limits {
+    Limits {
         max_bytes,
         max_depth,
+    }
+}
+
+/// A guard of the scaffold for a data schema and freshness windows.
+type TrialGuard<'a> = dyn Fn(&Value, &[learn::FreshBounds]) -> Result<Guard, InitError> + 'a;
+
+/// What learning from near misses works with: the samples, their instants and accepted
+/// bodies, and a guard of the scaffold for a schema and freshness windows.
+struct Learning<'a> {
+    data: &'a [Value],
+    nows: &'a [Timestamp],
+    accepted_bodies: &'a [(Vec<u8>, &'a Request)],
+    trial: &'a TrialGuard<'a>,
+}
+
+/// What the given near misses taught: the data schema and freshness windows, and the near
+/// misses the scaffold now rejects (the fixtures to write).
+struct Learned {
+    data_schema: Value,
+    fresh: Vec<learn::FreshBounds>,
+    rejected: Vec<NearMiss>,
+}
+
+/// Learn from each given near miss the scaffold admits the first candidate that makes
+/// the guard reject it while still admitting every sample; one it cannot learn from is
+/// left for review (and not written).
+fn learn_from_near_misses(
+    given: Vec<NearMiss>,
+    data_schema: Value,
+    learning: &Learning<'_>,
+    scaffold: &mut Scaffold,
+) -> Result<Learned, InitError> {
+    let mut learned = Learned {
+        data_schema,
+        fresh: Vec::new(),
+        rejected: Vec::new(),
     };
-    let mut data_schema = data_schema;
-    let mut fresh: Vec<learn::FreshBounds> = Vec::new();
-    let given = read_near_misses(&options.near_misses, &request)?;
-    let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
-        .iter()
-        .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
-        .collect();
-    let nows: Vec<_> = requests.iter().map(|r| r.now).collect();
-    let trial = |schema: &Value, fresh: &[learn::FreshBounds]| {
-        trial_guard(
-            &options.tool,
-            schema,
-            limits,
-            &fields,
-            &checks,
-            fresh,
-            &data,
-            &nows,
-        )
-    };
-    let mut rejected_near_misses = Vec::new();
     for near in given {
-        let guard = trial(&data_schema, &fresh)?;
+        let guard = (learning.trial)(&learned.data_schema, &learned.fresh)?;
         if !guard.admit(&near.request, &near.bytes).is_admitted() {
-            rejected_near_misses.push(near);
+            learned.rejected.push(near);
             continue;
         }
-        let ours = parse(&near.bytes, MAX_DEPTH_CEILING).ok().and_then(|v| {
-            match v.get("outcome").and_then(Value::as_str) {
-                Some("success") => v.get("data").cloned(),
-                Some(_) => None,
-                None => v.is_object().then_some(v),
-            }
-        });
-        let learned = ours.and_then(|ours| {
-            learn::candidates(&data, &nows, &ours, near.request.now, &data_schema)
-                .into_iter()
-                .find_map(|candidate| {
-                    let (mut schema, mut bounds) = (data_schema.clone(), fresh.clone());
-                    candidate.apply(&mut schema, &mut bounds);
-                    let guard = trial(&schema, &bounds).ok()?;
-                    let samples_kept = accepted_bodies
-                        .iter()
-                        .all(|(body, r)| guard.admit(r, body).is_admitted());
-                    (samples_kept && !guard.admit(&near.request, &near.bytes).is_admitted())
-                        .then_some((candidate, schema, bounds))
-                })
-        });
-        match learned {
+        match learn_one(&near, &learned, learning) {
             Some((candidate, schema, bounds)) => {
                 scaffold.inferred.push(format!(
                     "{}: learned from near miss {}",
                     candidate.describe(),
                     near.name
                 ));
-                data_schema = schema;
-                fresh = bounds;
-                rejected_near_misses.push(near);
+                learned.data_schema = schema;
+                learned.fresh = bounds;
+                learned.rejected.push(near);
             }
             None => scaffold.review.push(format!(
                 "near miss {} is admitted and nothing learned from it rejects it (it was not \
@@ -323,168 +538,205 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
             )),
         }
     }
-    let fresh_checks = fresh_specs(&fresh, &data, &nows);
+    Ok(learned)
+}
 
-    let contract_dir = options.out.join("schemas").join(&options.tool);
-    let corpus_dir = options.out.join("corpora").join(&options.tool);
-    for dir in [&contract_dir, &corpus_dir] {
-        if dir.exists() {
-            return Err(InitError::Exists { path: dir.clone() });
+/// The first candidate learned from an admitted near miss (its `data`, or the object
+/// alone) whose schema and windows reject it and keep every sample.
+fn learn_one(
+    near: &NearMiss,
+    learned: &Learned,
+    learning: &Learning<'_>,
+) -> Option<(learn::Tightening, Value, Vec<learn::FreshBounds>)> {
+    let ours = parse(&near.bytes, MAX_DEPTH_CEILING).ok().and_then(|v| {
+        match v.get("outcome").and_then(Value::as_str) {
+            Some("success") => v.get("data").cloned(),
+            Some(_) => None,
+            None => v.is_object().then_some(v),
+        }
+    });
+    ours.and_then(|ours| {
+        learn::candidates(
+            learning.data,
+            learning.nows,
+            &ours,
+            near.request.now,
+            &learned.data_schema,
+        )
+        .into_iter()
+        .find_map(|candidate| {
+            let (mut schema, mut bounds) = (learned.data_schema.clone(), learned.fresh.clone());
+            candidate.apply(&mut schema, &mut bounds);
+            let guard = (learning.trial)(&schema, &bounds).ok()?;
+            let samples_kept = learning
+                .accepted_bodies
+                .iter()
+                .all(|(body, r)| guard.admit(r, body).is_admitted());
+            (samples_kept && !guard.admit(&near.request, &near.bytes).is_admitted())
+                .then_some((candidate, schema, bounds))
+        })
+    })
+}
+
+/// A hidden staging folder beside `dir`, created exclusively under a random name.
+fn stage(tool: &str, dir: &Path) -> Result<tempfile::TempDir, InitError> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+    tempfile::Builder::new()
+        .prefix(&format!(".{tool}.airlock-init-"))
+        .tempdir_in(parent)
+        .map_err(write_error(parent))
+}
+
+/// The staging folders and the request fixtures answer unless they carry their own.
+struct Staging<'a> {
+    contract: &'a Path,
+    corpus: &'a Path,
+    request: &'a Request,
+}
+
+/// Write a file, its folder first.
+fn write_staged(path: &Path, bytes: &[u8]) -> Result<(), InitError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
+    }
+    std::fs::write(path, bytes).map_err(write_error(path))
+}
+
+/// Write the contract (schema, manifest) and the corpus (request, accepted fixtures,
+/// rejected given near misses), each fixture's own request beside it when it differs.
+fn write_fixtures(
+    staging: &Staging<'_>,
+    schema: &Value,
+    manifest: &str,
+    accepted: &[Accepted<'_>],
+    near_misses: &[NearMiss],
+    scaffold: &mut Scaffold,
+) -> Result<(), InitError> {
+    let (stage_contract, stage_corpus, request) =
+        (staging.contract, staging.corpus, staging.request);
+    write_staged(&stage_contract.join("v1.schema.json"), &pretty(schema))?;
+    write_staged(&stage_contract.join("contract.toml"), manifest.as_bytes())?;
+    write_staged(
+        &stage_corpus.join("request.json"),
+        &pretty(&serde_json::to_value(request).unwrap_or_default()),
+    )?;
+    for (name, body, own) in accepted {
+        write_staged(
+            &stage_corpus.join(format!("accepted/{name}.json")),
+            &pretty(body),
+        )?;
+        if **own != *request {
+            write_staged(
+                &stage_corpus.join(format!("accepted/{name}.request.json")),
+                &pretty(&serde_json::to_value(own).unwrap_or_default()),
+            )?;
+        }
+        scaffold.accepted += 1;
+    }
+    for near in near_misses {
+        let stem = file_component(&near.name);
+        write_staged(
+            &stage_corpus.join(format!("near_miss/{stem}.json")),
+            &near.bytes,
+        )?;
+        if near.request != *request {
+            write_staged(
+                &stage_corpus.join(format!("near_miss/{stem}.request.json")),
+                &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
+            )?;
+        }
+        scaffold.near_misses += 1;
+    }
+    Ok(())
+}
+
+/// Every sample must be admitted by the scaffold (a failure sample with an unknown code,
+/// say, is not): else nothing is left behind, and the error names the sample's file.
+fn confirm_samples(
+    guard: &Guard,
+    corpus: &Corpus,
+    samples: &Samples<'_>,
+    accepted: &[Accepted<'_>],
+) -> Result<(), InitError> {
+    for fixture in &corpus.fixtures {
+        let admission = guard.admit(&fixture.request, &fixture.bytes);
+        if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
+            let sample = samples
+                .data_paths
+                .iter()
+                .chain(&samples.failure_paths)
+                .zip(accepted)
+                .find(|(_, (name, _, _))| *name == fixture.name)
+                .map_or_else(|| PathBuf::from(&fixture.name), |(p, _)| p.to_path_buf());
+            return Err(InitError::Unfit {
+                sample,
+                diagnostic: admission.diagnostic().cloned(),
+            });
         }
     }
-    // Written into hidden folders beside the targets, moved into place only when whole:
-    // a failure leaves nothing behind (no half contract for `check` to trip on). Each is
-    // created exclusively under a random name (never through a file or link already
-    // there) and removed when dropped unless moved into place.
-    let stage = |dir: &Path| -> Result<tempfile::TempDir, InitError> {
-        let parent = dir.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-        tempfile::Builder::new()
-            .prefix(&format!(".{}.airlock-init-", options.tool))
-            .tempdir_in(parent)
-            .map_err(write_error(parent))
+    Ok(())
+}
+
+/// Near misses from the adversary's deterministic variants the guard rejects: at most
+/// two per class and [`NEAR_MISS_MAX`] in all, bodies up to 64 KiB; none when the samples
+/// cost more than [`CATALOGUE_BUDGET`] (left for review).
+fn adversary_near_misses(
+    staging: &Staging<'_>,
+    contract: &Contract,
+    corpus: &Corpus,
+    guard: &Guard,
+    (accepted, accepted_bodies): (&[Accepted<'_>], &[(Vec<u8>, &Request)]),
+    scaffold: &mut Scaffold,
+) -> Result<(), InitError> {
+    let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
+    let given_count = scaffold.near_misses;
+    let cost: u64 = accepted
+        .iter()
+        .zip(accepted_bodies)
+        .map(|((_, body, _), (bytes, _))| (bytes.len() as u64).saturating_mul(values_in(body)))
+        .fold(0, u64::saturating_add);
+    let variants = if cost <= CATALOGUE_BUDGET {
+        generate(contract, corpus, 0, 0)
+    } else {
+        scaffold.review.push(format!(
+            "no near misses were taken from the adversary's variants: the samples are \
+             too large for them (size times values {cost}, more than {CATALOGUE_BUDGET}); \
+             pass small rejected responses with --near-miss, and run `airlock check`"
+        ));
+        Vec::new()
     };
-    let (staged_contract, staged_corpus) = (stage(&contract_dir)?, stage(&corpus_dir)?);
-    let (stage_contract, stage_corpus) = (
-        staged_contract.path().to_path_buf(),
-        staged_corpus.path().to_path_buf(),
-    );
-    let outcome = (|| -> Result<(), InitError> {
-        let write = |path: &Path, bytes: &[u8]| -> Result<(), InitError> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(write_error(parent))?;
-            }
-            std::fs::write(path, bytes).map_err(write_error(path))
+    for case in variants {
+        if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
+            continue;
+        }
+        let Upstream::Body(bytes) = &case.upstream else {
+            continue;
         };
-        let schema = envelope(&options.tool, data_schema);
-        write(&stage_contract.join("v1.schema.json"), &pretty(&schema))?;
-        write(
-            &stage_contract.join("contract.toml"),
-            manifest(
-                &options.tool,
-                max_bytes,
-                max_depth,
-                &fields,
-                &checks,
-                &fresh_checks,
-            )
-            .as_bytes(),
+        let taken = per_class.entry(case.class.clone()).or_default();
+        if *taken >= 2 || bytes.len() > 64 * 1024 || guard.admit(&case.request, bytes).is_admitted()
+        {
+            continue;
+        }
+        *taken += 1;
+        let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
+        write_staged(
+            &staging.corpus.join(format!("near_miss/{stem}.json")),
+            bytes,
         )?;
-        write(
-            &stage_corpus.join("request.json"),
-            &pretty(&serde_json::to_value(&request).unwrap_or_default()),
-        )?;
-        for (name, body, own) in &accepted {
-            write(
-                &stage_corpus.join(format!("accepted/{name}.json")),
-                &pretty(body),
+        let mut own = case.request.clone();
+        own.tool = None;
+        if own != *staging.request {
+            write_staged(
+                &staging
+                    .corpus
+                    .join(format!("near_miss/{stem}.request.json")),
+                &pretty(&serde_json::to_value(&own).unwrap_or_default()),
             )?;
-            if **own != request {
-                write(
-                    &stage_corpus.join(format!("accepted/{name}.request.json")),
-                    &pretty(&serde_json::to_value(own).unwrap_or_default()),
-                )?;
-            }
-            scaffold.accepted += 1;
         }
-        for near in &rejected_near_misses {
-            let stem = file_component(&near.name);
-            write(
-                &stage_corpus.join(format!("near_miss/{stem}.json")),
-                &near.bytes,
-            )?;
-            if near.request != request {
-                write(
-                    &stage_corpus.join(format!("near_miss/{stem}.request.json")),
-                    &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
-                )?;
-            }
-            scaffold.near_misses += 1;
-        }
-        // Near misses: the adversary's deterministic variants of the samples that the new
-        // contract rejects, a few per class.
-        let contract = Contract::load(&stage_contract).map_err(InitError::Inferred)?;
-        let corpus = Corpus::load(&stage_corpus)?;
-        let guard = Guard::new(contract.clone());
-        // Every sample must be admitted by the scaffold (a failure sample with an unknown
-        // code, say, is not): else nothing is left behind.
-        for fixture in &corpus.fixtures {
-            let admission = guard.admit(&fixture.request, &fixture.bytes);
-            if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
-                let source = data_paths
-                    .iter()
-                    .chain(&failure_paths)
-                    .zip(&accepted)
-                    .find(|(_, (name, _, _))| *name == fixture.name)
-                    .map_or_else(|| PathBuf::from(&fixture.name), |(p, _)| p.to_path_buf());
-                return Err(InitError::Unfit {
-                    sample: source,
-                    diagnostic: admission.diagnostic().cloned(),
-                });
-            }
-        }
-        let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
-        let given_count = scaffold.near_misses;
-        let cost: u64 = accepted
-            .iter()
-            .zip(&accepted_bodies)
-            .map(|((_, body, _), (bytes, _))| (bytes.len() as u64).saturating_mul(values_in(body)))
-            .fold(0, u64::saturating_add);
-        let variants = if cost <= CATALOGUE_BUDGET {
-            generate(&contract, &corpus, 0, 0)
-        } else {
-            scaffold.review.push(format!(
-                "no near misses were taken from the adversary's variants: the samples are \
-                 too large for them (size times values {cost}, more than {CATALOGUE_BUDGET}); \
-                 pass small rejected responses with --near-miss, and run `airlock check`"
-            ));
-            Vec::new()
-        };
-        for case in variants {
-            if scaffold.near_misses - given_count >= NEAR_MISS_MAX || case.class == "fixture" {
-                continue;
-            }
-            let Upstream::Body(bytes) = &case.upstream else {
-                continue;
-            };
-            let taken = per_class.entry(case.class.clone()).or_default();
-            if *taken >= 2
-                || bytes.len() > 64 * 1024
-                || guard.admit(&case.request, bytes).is_admitted()
-            {
-                continue;
-            }
-            *taken += 1;
-            let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
-            write(&stage_corpus.join(format!("near_miss/{stem}.json")), bytes)?;
-            let mut own = case.request.clone();
-            own.tool = None;
-            if own != request {
-                write(
-                    &stage_corpus.join(format!("near_miss/{stem}.request.json")),
-                    &pretty(&serde_json::to_value(&own).unwrap_or_default()),
-                )?;
-            }
-            scaffold.near_misses += 1;
-        }
-        Ok(())
-    })();
-    let outcome = outcome.and_then(|()| {
-        std::fs::rename(&stage_contract, &contract_dir).map_err(write_error(&contract_dir))?;
-        std::fs::rename(&stage_corpus, &corpus_dir).map_err(|source| {
-            let _ = std::fs::remove_dir_all(&contract_dir);
-            InitError::Write {
-                path: corpus_dir.clone(),
-                source,
-            }
-        })
-    });
-    // Dropping the staging folders removes whatever is left of them (nothing once moved).
-    drop((staged_contract, staged_corpus));
-    outcome?;
-    scaffold.contract = contract_dir;
-    scaffold.corpus = corpus_dir;
-    Ok(scaffold)
+        scaffold.near_misses += 1;
+    }
+    Ok(())
 }
 
 /// How many values `value` holds, itself included.
