@@ -36,8 +36,7 @@ pub enum AdapterFailure {
 /// JSON parser keeps and another drops is a finding. [`Answer::Value`] is a convenience.
 ///
 /// ```
-/// use airlock_harness::adapter::{Adapter, AdapterFailure, Answer};
-/// use airlock_harness::cases::Upstream;
+/// use airlock_harness::{Adapter, AdapterFailure, Answer, Upstream};
 /// use airlock_guard::{Guard, Request};
 ///
 /// /// An adapter crate's adapter: its own code around the guard.
@@ -140,8 +139,7 @@ pub struct Replaying<F>(F);
 /// (or its transport error) and returns the adapter's admission.
 ///
 /// ```
-/// # use airlock_harness::adapter::{replaying, Adapter};
-/// # use airlock_harness::check::Check;
+/// # use airlock_harness::{replaying, Adapter, Check};
 /// # let contract = airlock_guard::Contract::load("../schemas/review_status").unwrap();
 /// # let guard = airlock_guard::Guard::new(contract);
 /// // In an adapter crate: `my_adapter.replay(request, upstream)` runs the crate's own

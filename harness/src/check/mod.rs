@@ -152,8 +152,7 @@ pub enum Progress<'a> {
 ///
 /// ```
 /// use airlock_guard::{Contract, Guard};
-/// use airlock_harness::adapter::GuardAdapter;
-/// use airlock_harness::check::Check;
+/// use airlock_harness::{Check, GuardAdapter};
 ///
 /// // An adapter crate would hand its own adapter here; the guard passes clean.
 /// let mut adapter = GuardAdapter::new([Guard::new(Contract::load("../schemas/deploy_status")?)]);

@@ -176,18 +176,11 @@ impl Finding {
         message: String,
     ) -> Self {
         Self {
-            tool: tool.to_owned(),
             case: case.id.clone(),
             class: case.class.clone(),
             location: case.location.clone(),
-            kind,
             severity,
-            message,
-            expected: None,
-            actual: None,
-            file: None,
-            reproducer: None,
-            baselined: None,
+            ..Self::on_adapter(tool, "", kind, message)
         }
     }
 

@@ -52,7 +52,7 @@ pub struct FuzzArgs {
     replay: Vec<PathBuf>,
     /// Write every seed body (fixtures and deterministic variants) into this folder, the
     /// starting corpus of the cargo-fuzz targets, and exit. With --for-adapter: the seed
-    /// inputs of an adapter fuzz target (`airlock_harness::fuzz::adapter`).
+    /// inputs of an adapter fuzz target (`airlock_harness::fuzz_adapter`).
     #[arg(long, conflicts_with_all = ["replay", "adapter_cmd"])]
     write_corpus: Option<PathBuf>,
     /// With --write-corpus: write an adapter fuzz target's seed inputs. With --replay:

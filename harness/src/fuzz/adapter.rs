@@ -11,14 +11,13 @@
 //!   guard's decision path as its feedback: [`AdapterFuzzer::judge`]'s signal).
 //!
 //! ```
-//! use airlock_harness::adapter::GuardAdapter;
-//! use airlock_harness::fuzz::adapter::{AdapterFuzzer, RunOptions};
+//! use airlock_harness::{AdapterFuzzer, GuardAdapter, RunOptions};
 //!
 //! let fuzzer = AdapterFuzzer::load(&["../schemas/review_status".into()])?;
 //! let mut correct = GuardAdapter::new(fuzzer.guards());
-//! let run = fuzzer.run(&mut correct, &RunOptions { runs: 200, ..RunOptions::default() });
+//! let run = fuzzer.run(&mut correct, &RunOptions::default().runs(200));
 //! assert!(run.finding.is_none());
-//! # Ok::<(), airlock_harness::check::CheckError>(())
+//! # Ok::<(), airlock_harness::CheckError>(())
 //! ```
 
 use airlock_guard::{Guard, InputKind};
@@ -674,13 +673,12 @@ impl AdapterFuzzer {
 /// `$AIRLOCK_FUZZ_REPRODUCERS` when set, else printed) that `airlock check --replay` runs.
 ///
 /// ```no_run
-/// # use airlock_harness::fuzz::adapter::AdapterFuzzer;
-/// # use airlock_harness::adapter::GuardAdapter;
+/// # use airlock_harness::{AdapterFuzzer, GuardAdapter};
 /// # let fuzzer = AdapterFuzzer::load(&["schemas/review_status".into()]).unwrap();
 /// # let mut my_adapter = GuardAdapter::new(fuzzer.guards());
 /// # let data: &[u8] = &[];
 /// // In fuzz/fuzz_targets/my_adapter.rs, inside `fuzz_target!(|data: &[u8]| { … })`:
-/// airlock_harness::fuzz::adapter::adapter(&fuzzer, &mut my_adapter, data);
+/// airlock_harness::fuzz_adapter(&fuzzer, &mut my_adapter, data);
 /// ```
 ///
 /// # Panics

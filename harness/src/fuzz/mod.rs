@@ -27,7 +27,7 @@
 //! let report = fuzzer.run(&options, &mut |_| {});
 //! assert!(report.finding.is_none(), "{:?}", report.finding);
 //! assert_eq!(report.runs, 200);
-//! # Ok::<(), airlock_harness::check::CheckError>(())
+//! # Ok::<(), airlock_harness::CheckError>(())
 //! ```
 
 use airlock_guard::{
