@@ -96,22 +96,36 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
             Ok(Guard::new(contract))
         })
         .collect::<Result<Vec<_>>>()?;
-    // The proxy's own rules (MCP contracts only, one per tool), said with the folders.
-    let tools: Vec<String> = guards.iter().map(|g| g.contract().tool().into()).collect();
-    let folder = |tool: &str, nth: usize| {
-        let mut of_tool = tools.iter().zip(&dirs).filter(|(t, _)| *t == tool);
-        of_tool.nth(nth).map(|(_, dir)| dir.display().to_string())
+    // The proxy's own rules (MCP contracts only, one per tool), said with the folders:
+    // each contract's tool, whether it is an MCP contract, and its folder.
+    let loaded: Vec<(String, bool, &PathBuf)> = guards
+        .iter()
+        .zip(&dirs)
+        .map(|(g, dir)| {
+            let mcp = g.contract().input().mcp().is_some();
+            (g.contract().tool().to_owned(), mcp, dir)
+        })
+        .collect();
+    let folders = |tool: &str, not_mcp: bool| -> Vec<String> {
+        loaded
+            .iter()
+            .filter(|(t, mcp, _)| t == tool && !(not_mcp && *mcp))
+            .map(|(_, _, dir)| dir.display().to_string())
+            .collect()
     };
     let proxy = Proxy::new(guards).map_err(|e| match e {
         ProxyError::NotMcp { tool } => anyhow::anyhow!(
             "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
-            folder(&tool, 0).unwrap_or(tool)
+            folders(&tool, true).into_iter().next().unwrap_or(tool)
         ),
-        ProxyError::DuplicateTool { tool } => anyhow::anyhow!(
-            "contracts {} and {}: two contracts for the tool {tool}; give one per tool",
-            folder(&tool, 0).unwrap_or_default(),
-            folder(&tool, 1).unwrap_or_default(),
-        ),
+        ProxyError::DuplicateTool { tool } => {
+            let mut both = folders(&tool, false).into_iter();
+            anyhow::anyhow!(
+                "contracts {} and {}: two contracts for the tool {tool}; give one per tool",
+                both.next().unwrap_or_default(),
+                both.next().unwrap_or_default(),
+            )
+        }
         other => other.into(),
     })?;
     let mut proxy = proxy
