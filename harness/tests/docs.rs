@@ -371,6 +371,42 @@ fn the_ci_templates_use_only_flags_airlock_has() {
     );
 }
 
+/// Every YAML file of `ci/` is YAML a real parser reads (GitHub rejects a workflow that
+/// is not), and every workflow has jobs with steps.
+#[test]
+fn every_ci_template_is_yaml() {
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                yaml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    yaml_files(&root().join("ci"), &mut files);
+    assert!(files.len() >= 4, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let docs = yaml_rust2::YamlLoader::load_from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not YAML: {e}", file.display()));
+        let doc = &docs[0];
+        if doc["jobs"].is_badvalue() {
+            continue; // not a workflow (project.yaml)
+        }
+        let jobs = doc["jobs"].as_hash().expect("jobs is a map");
+        for (name, job) in jobs {
+            assert!(
+                job["steps"].as_vec().is_some_and(|s| !s.is_empty()),
+                "{}: job {name:?} has no steps",
+                file.display()
+            );
+        }
+    }
+}
+
 /// The documents a user reads.
 fn documents() -> Vec<std::path::PathBuf> {
     let mut files = vec![
