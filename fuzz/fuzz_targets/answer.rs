@@ -1,5 +1,5 @@
 //! Structure-aware: the input is an edit chain (`airlock_harness::fuzz::AnswerChain`)
-//! applied to a seed's reference agent value, judged by `check`'s answer reader: judged
+//! applied to a seed's reference agent value, judged by the harness's strict answer reader: judged
 //! clean means every JSON reader sees exactly the reference.
 #![no_main]
 

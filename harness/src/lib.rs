@@ -37,10 +37,11 @@
 //!   [`AdapterFailure`], [`AnswerReadError`], [`Upstream`]; a case is a [`Case`] with
 //!   its [`Expectation`];
 //! * what a run found: [`Report`], [`ContractReport`], [`Finding`], [`FindingKind`],
-//!   [`Severity`], [`Verdict`], [`ClassSummary`], [`Reproducer`], [`Shard`], and
+//!   [`Severity`], [`Conclusion`], [`ClassSummary`], [`Reproducer`], [`Shard`], and
 //!   [`CheckError`] (with [`CorpusError`]) when a contract cannot be checked;
 //! * to fuzz the adapter: [`AdapterFuzzer`], [`RunOptions`], [`Run`], [`AdapterFinding`],
-//!   [`Dictionary`], [`fuzz_adapter`] (a libFuzzer target's body).
+//!   [`Dictionary`], [`Signal`], [`fuzz_adapter`] (a libFuzzer target's body); a file that
+//!   cannot be written is a [`WriteFileError`].
 //!
 //! The modules themselves are the `airlock` binary's and Airlock's own tests': they are
 //! hidden from these docs and may change in any release.
@@ -84,13 +85,14 @@ pub mod mcp;
 
 pub use adapter::{replaying, Adapter, AdapterFailure, GuardAdapter, Replaying};
 pub use base::answer::{Answer, AnswerReadError};
-pub use base::error::CheckError;
+pub use base::error::{CheckError, WriteFileError};
 pub use cases::{Case, Expectation, Upstream};
 pub use check::report::{
-    ClassSummary, ContractReport, Finding, FindingKind, Report, Severity, Verdict,
+    ClassSummary, Conclusion, ContractReport, Finding, FindingKind, Report, Severity,
 };
 pub use check::{Check, Reproducer, Shard};
 pub use corpus::CorpusError;
 pub use exec::ExecAdapter;
+pub use fuzz::adapter::Signal;
 pub use fuzz::adapter::{adapter as fuzz_adapter, AdapterFinding, AdapterFuzzer, Run, RunOptions};
 pub use fuzz::Dictionary;

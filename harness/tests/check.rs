@@ -7,7 +7,7 @@ use airlock_guard::{Contract, Guard, Request};
 use airlock_harness::adapter::{Adapter, AdapterFailure, Answer, GuardAdapter};
 use airlock_harness::cases::Upstream;
 use airlock_harness::check::Check;
-use airlock_harness::{FindingKind, Report, Severity, Verdict};
+use airlock_harness::{Conclusion, FindingKind, Report, Severity};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -304,7 +304,7 @@ pub(crate) fn broken(flaw: Flaw) -> Report {
 #[test]
 fn an_adapter_that_copies_unknown_members_through_is_caught_with_verdict_and_leak_findings() {
     let report = broken(Flaw::CopiesUnknownMembers);
-    assert_eq!(report.verdict(), Verdict::Findings);
+    assert_eq!(report.conclusion(), Conclusion::Findings);
     assert!(classes_with(&report, FindingKind::Verdict).contains("extra_property"));
     assert!(classes_with(&report, FindingKind::Leak).contains("extra_property"));
 }
@@ -340,7 +340,7 @@ fn an_adapter_that_skips_the_request_id_check_is_caught() {
 #[test]
 fn an_adapter_that_trusts_the_upstreams_retryable_flag_is_caught_as_a_value_finding() {
     let report = broken(Flaw::TrustsUpstreamRetryable);
-    assert_eq!(report.verdict(), Verdict::Findings);
+    assert_eq!(report.conclusion(), Conclusion::Findings);
     assert_eq!(kinds(&report), BTreeSet::from([FindingKind::Value]));
     let finding = report
         .findings()
@@ -357,7 +357,7 @@ fn an_adapter_that_trusts_the_upstreams_retryable_flag_is_caught_as_a_value_find
 fn an_adapter_that_hides_the_upstream_text_in_a_first_duplicate_member_is_caught_as_shape_and_leak()
 {
     let report = broken(Flaw::EchoesUpstreamInFirstDuplicate);
-    assert_eq!(report.verdict(), Verdict::Findings);
+    assert_eq!(report.conclusion(), Conclusion::Findings);
     let kinds = kinds(&report);
     assert!(kinds.contains(&FindingKind::Shape), "{kinds:?}");
     assert!(kinds.contains(&FindingKind::Leak), "{kinds:?}");
@@ -390,12 +390,15 @@ fn an_over_strict_adapter_rejecting_valid_re_encodings_is_caught_as_availability
         "{:?}",
         classes_with(&report, FindingKind::Verdict)
     );
-    assert_eq!(report.verdict(), Verdict::Findings);
+    assert_eq!(report.conclusion(), Conclusion::Findings);
     // Adopting gradually: `--fail-on error` does not fail on availability alone.
     assert!(report
         .findings()
         .all(|f| f.severity == Severity::Availability));
-    assert_eq!(report.verdict_failing_on(Severity::Error), Verdict::Clean);
+    assert_eq!(
+        report.conclusion_failing_on(Severity::Error),
+        Conclusion::Clean
+    );
 }
 
 #[test]

@@ -299,3 +299,49 @@ fn a_sample_of_ten_thousand_members_is_scaffolded_without_the_catalogue() {
     let near = std::fs::read_dir(out.path().join("out/corpora/probe/near_miss")).unwrap();
     assert!(near.count() > 0);
 }
+
+#[test]
+fn the_scaffold_admits_the_request_ids_of_ordinary_apis() {
+    // A UUID and an id with hyphens: the ids ordinary APIs use.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut samples = Vec::new();
+    for (name, id) in [
+        ("a", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"),
+        ("b", "req.pr4711-0001"),
+    ] {
+        let sample = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&sample, br#"{"state": "ok", "count": 3}"#).unwrap();
+        std::fs::write(
+            tmp.path().join(format!("{name}.request.json")),
+            format!(r#"{{"request_id": "{id}", "now": "2026-12-06T10:00:00Z"}}"#),
+        )
+        .unwrap();
+        samples.push(sample);
+    }
+    let options = InitOptions {
+        tool: "probe".into(),
+        samples,
+        request: None,
+        agent_fields: Vec::new(),
+        out: tmp.path().join("out"),
+        near_misses: Vec::new(),
+    };
+    let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
+    let guard = Guard::new(Contract::load(&scaffold.contract).unwrap());
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    let accepted: Vec<_> = corpus
+        .fixtures
+        .iter()
+        .filter(|f| f.expect == Expect::Accept)
+        .collect();
+    assert_eq!(accepted.len(), 2);
+    for fixture in accepted {
+        let admission = guard.admit(&fixture.request, &fixture.bytes);
+        assert!(
+            admission.is_admitted(),
+            "{}: {:?}",
+            fixture.name,
+            admission.diagnostic()
+        );
+    }
+}

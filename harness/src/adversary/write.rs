@@ -5,6 +5,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 use super::{generate, CLASSES};
+use crate::base::error::WriteFileError;
 use crate::base::subject::Subject;
 use crate::cases::{Expectation, Upstream};
 
@@ -78,10 +79,12 @@ pub fn write_variants(
     subject: &Subject,
     options: &MutateOptions,
     out: &Path,
-) -> Result<usize, (PathBuf, std::io::Error)> {
-    let write = |path: PathBuf, bytes: &[u8]| std::fs::write(&path, bytes).map_err(|e| (path, e));
+) -> Result<usize, WriteFileError> {
+    let write = |path: PathBuf, bytes: &[u8]| {
+        std::fs::write(&path, bytes).map_err(WriteFileError::at(&path))
+    };
     let guard = &subject.guard;
-    std::fs::create_dir_all(out).map_err(|e| (out.to_path_buf(), e))?;
+    std::fs::create_dir_all(out).map_err(WriteFileError::at(out))?;
     let mut manifest = Vec::new();
     for case in generate(
         guard.contract(),

@@ -69,3 +69,23 @@ impl fmt::Display for CheckError {
 // The message holds the whole chain (the variants keep their cause as data): no
 // `source()`, so an error chain prints each piece once.
 impl std::error::Error for CheckError {}
+
+/// A file or folder that could not be written: which, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct WriteFileError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+impl WriteFileError {
+    /// The error writing `path` gave, as a `map_err` argument.
+    pub(crate) fn at(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
+        move |source| Self {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

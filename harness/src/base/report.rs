@@ -47,6 +47,19 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `text` as it is, unless it holds a character a terminal or a renderer would act on
+/// (control, bidirectional, invisible): then [`printable`] (each such character and
+/// every backslash escaped, so an escape cannot be forged). Ordinary text, backslashes
+/// included, is shown exactly.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() || airlock_guard::invisible(c);
+    if text.chars().any(acts) {
+        printable(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// `text` as literal Markdown in a table cell: [`printable`], then every character that
 /// Markdown or HTML would interpret (links, images, emphasis, code, tags, entities, the
 /// cell separator) escaped.
@@ -121,11 +134,11 @@ pub fn stable_location(location: &str) -> String {
         .join("/")
 }
 
-/// `text` as a Markdown code span for a table cell: [`printable`], the cell separator
+/// `text` as a Markdown code span for a table cell: [`visible`], the cell separator
 /// escaped, and fenced by more backticks than any run inside it, so nothing in it can
 /// end the span, the cell or the row. A plain name comes out as `` `name` ``.
 pub fn code_span(text: &str) -> String {
-    let text = printable(text).replace('|', "\\|");
+    let text = visible(text).replace('|', "\\|");
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     if longest == 0 {
         return format!("`{text}`");
@@ -134,12 +147,12 @@ pub fn code_span(text: &str) -> String {
     format!("{fence} {text} {fence}")
 }
 
-/// Prose in a Markdown table cell: [`printable`], with the cell separator and HTML's
+/// Prose in a Markdown table cell: [`visible`], with the cell separator and HTML's
 /// `<`, `>` and `&` escaped (no tag, entity or extra column). Plain prose is unchanged;
 /// [`markdown_text`] is for text that must render literally.
 pub fn cell_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in printable(text).chars() {
+    for c in visible(text).chars() {
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
@@ -267,6 +280,8 @@ mod tests {
         // The cell separator and a line break cannot end the cell or the row.
         assert_eq!(code_span("a|b\nc"), "`a\\|b\\u{a}c`");
         assert_eq!(code_span("\u{202e}x"), "`\\u{202e}x`");
+        // Ordinary text with backslashes is shown as it is.
+        assert_eq!(code_span(r#""^\\d+$""#), r#"`"^\\d+$"`"#);
     }
 
     #[test]

@@ -481,7 +481,8 @@ pub fn compare(
                 admitted.as_str()
             ),
             evidence: Evidence::Structural,
-            witness: None, focus: Focus::Location,
+            witness: None,
+            focus: Focus::Location,
         });
     }
     let mut certificate = Certificate {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::base::report::{line_of, relative, sarif_log, Align, Table};
-pub use crate::base::report::{markdown_text, printable};
+pub use crate::base::report::{markdown_text, printable, visible};
 use crate::cases::Case;
 
 /// What kind of invariant a finding breaks.
@@ -254,7 +254,7 @@ impl ContractReport {
 
 /// What a run concluded; the `airlock` binary maps it to its exit code (0, 1, 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Conclusion {
     /// No finding (at the severity asked for) and no contract error.
     Clean,
     /// At least one finding on the adapter that no baseline entry accepts.
@@ -297,22 +297,22 @@ impl Report {
     }
 
     /// What the run concluded: contract errors first, then findings, else clean.
-    pub fn verdict(&self) -> Verdict {
-        self.verdict_failing_on(Severity::Availability)
+    pub fn conclusion(&self) -> Conclusion {
+        self.conclusion_failing_on(Severity::Availability)
     }
 
     /// What the run concluded, counting only findings of at least `fail_on` severity
     /// (`Severity::Error`: findings of availability alone are reported, not failed).
-    pub fn verdict_failing_on(&self, fail_on: Severity) -> Verdict {
+    pub fn conclusion_failing_on(&self, fail_on: Severity) -> Conclusion {
         if self.contract_errors().next().is_some() {
-            Verdict::ContractErrors
+            Conclusion::ContractErrors
         } else if self
             .findings()
             .any(|f| f.severity >= fail_on && f.baselined.is_none())
         {
-            Verdict::Findings
+            Conclusion::Findings
         } else {
-            Verdict::Clean
+            Conclusion::Clean
         }
     }
 
@@ -323,7 +323,7 @@ impl Report {
     ///
     /// When there is any finding or contract error.
     pub fn assert_clean(&self) {
-        if self.verdict() != Verdict::Clean {
+        if self.conclusion() != Conclusion::Clean {
             panic!("airlock check found problems:\n{}", self.human(false));
         }
     }
@@ -410,14 +410,14 @@ impl Report {
         out.push_str(&table.text());
         let findings = self.findings().count();
         let errors = self.contract_errors().count();
-        let verdict = match self.verdict() {
-            Verdict::Clean => paint("1;32", "clean"),
-            Verdict::Findings => paint("1;31", "findings"),
-            Verdict::ContractErrors => paint("1;31", "contract errors"),
+        let conclusion = match self.conclusion() {
+            Conclusion::Clean => paint("1;32", "clean"),
+            Conclusion::Findings => paint("1;31", "findings"),
+            Conclusion::ContractErrors => paint("1;31", "contract errors"),
         };
         let _ = writeln!(
             out,
-            "{verdict}: {} cases, {findings} findings{}, {errors} contract errors, seed {}, {:.2}s",
+            "{conclusion}: {} cases, {findings} findings{}, {errors} contract errors, seed {}, {:.2}s",
             self.cases(),
             self.baselined_note(),
             self.seed,
@@ -686,10 +686,10 @@ impl Report {
     /// The Markdown rendering, for a pull-request comment.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
-        let status = match self.verdict() {
-            Verdict::Clean => "✅ clean",
-            Verdict::Findings => "❌ findings",
-            Verdict::ContractErrors => "❌ contract errors",
+        let status = match self.conclusion() {
+            Conclusion::Clean => "✅ clean",
+            Conclusion::Findings => "❌ findings",
+            Conclusion::ContractErrors => "❌ contract errors",
         };
         let _ = writeln!(out, "### airlock check: {status}\n");
         let baselined = self.baselined();

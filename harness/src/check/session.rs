@@ -1,6 +1,6 @@
 //! One `airlock check` invocation as a library call: the files it claims before the run
 //! (no two outputs one file), the subjects or the reproducer it runs, the adapter it
-//! runs them through, and what a baseline makes of the verdict. The binary only prints
+//! runs them through, and what a baseline makes of the conclusion. The binary only prints
 //! (and picks the exit code).
 
 use airlock_guard::jiff::civil::Date;
@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::report::{printable, Report, Verdict};
+use super::report::{printable, Conclusion, Report};
 use super::{
     discover, replay, run, Applied, Baseline, BaselineEntry, CheckError, CheckOptions, Progress,
     Reproducer, Subject,
@@ -446,18 +446,22 @@ fn exec_adapter(
     }
 }
 
-/// What a baseline makes of a run: the verdict and the notes for the operator, in order.
+/// What a baseline makes of a run: the conclusion and the notes for the operator, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaselineOutcome {
-    /// The verdict: an expired entry fails a run that would have been clean.
-    pub verdict: Verdict,
+    /// The conclusion: an expired entry fails a run that would have been clean.
+    pub conclusion: Conclusion,
     /// Matched findings, stale entries (one count in a shard) and expired entries.
     pub notes: Vec<String>,
 }
 
-/// Judge an applied baseline: `verdict` is the run's verdict without it, `sharded` whether this
+/// Judge an applied baseline: `conclusion` is the run's conclusion without it, `sharded` whether this
 /// run is one shard (whose stale entries may match in another shard).
-pub fn baseline_outcome(applied: &Applied, verdict: Verdict, sharded: bool) -> BaselineOutcome {
+pub fn baseline_outcome(
+    applied: &Applied,
+    conclusion: Conclusion,
+    sharded: bool,
+) -> BaselineOutcome {
     let describe =
         |e: &BaselineEntry| format!("{} {} [{} {}]", e.contract, e.kind, e.class, e.location);
     let mut notes = Vec::new();
@@ -488,10 +492,10 @@ pub fn baseline_outcome(applied: &Applied, verdict: Verdict, sharded: bool) -> B
             printable(&describe(entry))
         ));
     }
-    let verdict = if applied.expired.is_empty() || verdict != Verdict::Clean {
-        verdict
+    let conclusion = if applied.expired.is_empty() || conclusion != Conclusion::Clean {
+        conclusion
     } else {
-        Verdict::Findings
+        Conclusion::Findings
     };
-    BaselineOutcome { verdict, notes }
+    BaselineOutcome { conclusion, notes }
 }

@@ -7,7 +7,7 @@ use airlock_harness::certify::{
     certify_contract, certify_files, certify_tools_lists, certify_vendor, reports, Certificate,
     Class, ToolsCertificate,
 };
-use airlock_harness::check::report::printable;
+use airlock_harness::check::report::visible;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -223,13 +223,13 @@ fn finish_tools(
             CertifyFormat::Human => {
                 let mut out = format!("certify tools list: {}\n", certificate.verdict.as_str());
                 for c in &certificate.added {
-                    let tool = printable(&c.tool);
+                    let tool = visible(&c.tool);
                     out.push_str(&format!("  tool {tool} added ({})\n", c.class.as_str()));
                 }
                 for c in &certificate.removed {
                     out.push_str(&format!(
                         "  tool {} removed ({})\n",
-                        printable(&c.tool),
+                        visible(&c.tool),
                         c.class.as_str()
                     ));
                 }
@@ -252,7 +252,7 @@ pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
     let tool = if certificate.from.get("path").is_some() {
         String::new()
     } else {
-        format!("{} ", printable(&certificate.tool))
+        format!("{} ", visible(&certificate.tool))
     };
     let mut out = format!(
         "certify {tool}{from} -> {to}: {} ({}; newly rejected: {}, newly admitted: {})\n",
@@ -270,7 +270,7 @@ pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
                 format!(
                     "witness ({}{isolated}): {}",
                     w.accepted_by,
-                    printable(&instance)
+                    visible(&instance)
                 )
             },
         );
@@ -278,15 +278,15 @@ pub(super) fn human(certificate: &Certificate, from: &str, to: &str) -> String {
             "  {:<13} {:<20} {}: {}\n                {witness}\n",
             c.class.as_str(),
             c.kind,
-            printable(&c.pointer),
-            printable(&c.detail)
+            visible(&c.pointer),
+            visible(&c.detail)
         ));
     }
     for f in certificate.fixtures.iter().filter(|f| f.old != f.new) {
         let verdict = |admitted: bool| if admitted { "admit" } else { "reject" };
         out.push_str(&format!(
             "  fixture {}: {} -> {}\n",
-            printable(&f.fixture),
+            visible(&f.fixture),
             verdict(f.old),
             verdict(f.new)
         ));

@@ -218,18 +218,18 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     if !args.quiet {
         err!("{}", report.summary(&written));
     }
-    let verdict = report.verdict_failing_on(match args.fail_on {
+    let conclusion = report.conclusion_failing_on(match args.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Availability => Severity::Availability,
     });
     let Some(applied) = applied else {
-        return Ok(verdict.into());
+        return Ok(conclusion.into());
     };
-    let outcome = baseline_outcome(&applied, verdict, args.shard.is_some());
+    let outcome = baseline_outcome(&applied, conclusion, args.shard.is_some());
     for note in &outcome.notes {
         errln!("airlock check: {note}");
     }
-    Ok(outcome.verdict.into())
+    Ok(outcome.conclusion.into())
 }
 
 /// The progress bar of a run of contracts: drawn on a terminal unless `--quiet`.

@@ -1,7 +1,7 @@
 //! The process exit codes of `airlock`, one enum for every command: the binary's, not
-//! the library's (the library says what a run concluded, [`Verdict`]).
+//! the library's (the library says what a run concluded, [`Conclusion`]).
 
-use airlock_harness::Verdict;
+use airlock_harness::Conclusion;
 
 /// How `airlock` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,13 +34,13 @@ impl From<Exit> for std::process::ExitCode {
     }
 }
 
-impl From<Verdict> for Exit {
+impl From<Conclusion> for Exit {
     /// 0 clean, 1 findings, 2 contract errors.
-    fn from(verdict: Verdict) -> Self {
-        match verdict {
-            Verdict::Clean => Exit::Success,
-            Verdict::Findings => Exit::Findings,
-            Verdict::ContractErrors => Exit::Usage,
+    fn from(conclusion: Conclusion) -> Self {
+        match conclusion {
+            Conclusion::Clean => Exit::Success,
+            Conclusion::Findings => Exit::Findings,
+            Conclusion::ContractErrors => Exit::Usage,
         }
     }
 }

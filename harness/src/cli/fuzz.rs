@@ -339,10 +339,10 @@ fn write_corpus(fuzzer: &Fuzzer, dir: &Path) -> Result<Exit> {
 }
 
 /// A file that could not be written: exit 3, naming it.
-fn write_error((path, source): (PathBuf, std::io::Error)) -> super::WriteError {
+fn write_error(e: airlock_harness::WriteFileError) -> super::WriteError {
     super::WriteError {
-        what: path.display().to_string(),
-        source,
+        what: e.path.display().to_string(),
+        source: e.source,
     }
 }
 

@@ -88,46 +88,31 @@ pub fn run(args: ProxyArgs) -> Result<Exit> {
             "usage: no contract: give --contract DIR or --contracts DIR (every call would be refused), or --unguarded pass to relay without guarding"
         );
     }
+    // Each contract as it loads: the proxy's own rule (MCP contracts only, one per
+    // tool), said with the folders.
+    let mut folders = std::collections::HashMap::new();
     let guards = dirs
         .iter()
         .map(|dir| {
             let contract = Contract::load(dir)
                 .with_context(|| format!("loading contract {}", dir.display()))?;
+            Proxy::may_add(&folders, &contract).map_err(|e| match e {
+                ProxyError::NotMcp { .. } => anyhow::anyhow!(
+                    "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
+                    dir.display()
+                ),
+                ProxyError::DuplicateTool { tool } => anyhow::anyhow!(
+                    "contracts {} and {}: two contracts for the tool {tool}; give one per tool",
+                    folders.get(&tool).map_or_else(String::new, |d: &&PathBuf| d.display().to_string()),
+                    dir.display(),
+                ),
+                other => other.into(),
+            })?;
+            folders.insert(contract.tool().to_owned(), dir);
             Ok(Guard::new(contract))
         })
         .collect::<Result<Vec<_>>>()?;
-    // The proxy's own rules (MCP contracts only, one per tool), said with the folders:
-    // each contract's tool, whether it is an MCP contract, and its folder.
-    let loaded: Vec<(String, bool, &PathBuf)> = guards
-        .iter()
-        .zip(&dirs)
-        .map(|(g, dir)| {
-            let mcp = g.contract().input().mcp().is_some();
-            (g.contract().tool().to_owned(), mcp, dir)
-        })
-        .collect();
-    let folders = |tool: &str, not_mcp: bool| -> Vec<String> {
-        loaded
-            .iter()
-            .filter(|(t, mcp, _)| t == tool && !(not_mcp && *mcp))
-            .map(|(_, _, dir)| dir.display().to_string())
-            .collect()
-    };
-    let proxy = Proxy::new(guards).map_err(|e| match e {
-        ProxyError::NotMcp { tool } => anyhow::anyhow!(
-            "contract {}: its input kind is not \"mcp\": the proxy judges MCP tools/call answers only (set `[input] kind = \"mcp\"` in its contract.toml)",
-            folders(&tool, true).into_iter().next().unwrap_or(tool)
-        ),
-        ProxyError::DuplicateTool { tool } => {
-            let mut both = folders(&tool, false).into_iter();
-            anyhow::anyhow!(
-                "contracts {} and {}: two contracts for the tool {tool}; give one per tool",
-                both.next().unwrap_or_default(),
-                both.next().unwrap_or_default(),
-            )
-        }
-        other => other.into(),
-    })?;
+    let proxy = Proxy::new(guards)?;
     let mut proxy = proxy
         .unguarded(match args.unguarded {
             UnguardedArg::Refuse => Unguarded::Refuse,

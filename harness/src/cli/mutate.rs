@@ -64,11 +64,12 @@ pub fn run(args: MutateArgs) -> Result<Exit> {
             _ => bail!("{reason}"),
         }
     }
-    let count =
-        write_variants(&subject, &options, out).map_err(|(path, source)| super::WriteError {
+    let count = write_variants(&subject, &options, out).map_err(
+        |airlock_harness::WriteFileError { path, source }| super::WriteError {
             what: path.display().to_string(),
             source,
-        })?;
+        },
+    )?;
     errln!(
         "airlock mutate: {count} variants written to {}",
         out.display()

@@ -33,7 +33,8 @@ use super::spans::{encode, escape, line_starts, nth_key, pick, value_spans};
 use super::Edit;
 use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
-use crate::base::{error::CheckError, subject::Subject};
+use crate::base::error::{CheckError, WriteFileError};
+use crate::base::subject::Subject;
 use crate::cases::{fnv1a, structural_boundaries, Case, Expectation, Rng, Upstream};
 use crate::check::report::FindingKind;
 use crate::check::{judge_case, Reproducer};
@@ -393,15 +394,15 @@ impl AdapterFuzzer {
     /// # Errors
     ///
     /// The file or folder that could not be written, and why.
-    pub fn write_seed_inputs(&self, dir: &Path) -> Result<usize, (PathBuf, std::io::Error)> {
-        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+    pub fn write_seed_inputs(&self, dir: &Path) -> Result<usize, WriteFileError> {
+        std::fs::create_dir_all(dir).map_err(WriteFileError::at(dir))?;
         let inputs = self.seed_inputs();
         for input in &inputs {
             let path = dir.join(format!(
                 "seed-{:04x}",
                 u16::from_le_bytes([input[0], input[1]])
             ));
-            std::fs::write(&path, input).map_err(|e| (path.clone(), e))?;
+            std::fs::write(&path, input).map_err(WriteFileError::at(&path))?;
         }
         Ok(inputs.len())
     }

@@ -42,7 +42,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::adversary;
-use crate::base::{error::CheckError, subject::Subject};
+use crate::base::error::{CheckError, WriteFileError};
+use crate::base::subject::Subject;
 use crate::cases::{structural_boundaries, Rng, Upstream};
 
 pub use answer::{AnswerChain, AnswerEdit, ANSWER_CANARY};
@@ -545,12 +546,12 @@ impl Fuzzer {
     /// # Errors
     ///
     /// The file or folder that could not be written, and why.
-    pub fn write_corpus(&self, dir: &Path) -> Result<usize, (PathBuf, std::io::Error)> {
-        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+    pub fn write_corpus(&self, dir: &Path) -> Result<usize, WriteFileError> {
+        std::fs::create_dir_all(dir).map_err(WriteFileError::at(dir))?;
         let mut written = 0;
         for body in self.seed_bodies() {
             let path = dir.join(&sha256_hex(body)[..16]);
-            std::fs::write(&path, body).map_err(|e| (path.clone(), e))?;
+            std::fs::write(&path, body).map_err(WriteFileError::at(&path))?;
             written += 1;
         }
         Ok(written)
@@ -566,17 +567,17 @@ impl Fuzzer {
         &self,
         dir: &Path,
         finding: &InvariantFinding,
-    ) -> Result<SavedFinding, (PathBuf, std::io::Error)> {
-        std::fs::create_dir_all(dir).map_err(|e| (dir.to_path_buf(), e))?;
+    ) -> Result<SavedFinding, WriteFileError> {
+        std::fs::create_dir_all(dir).map_err(WriteFileError::at(dir))?;
         let input = artifact_path(dir, finding);
-        std::fs::write(&input, &finding.input).map_err(|e| (input.clone(), e))?;
+        std::fs::write(&input, &finding.input).map_err(WriteFileError::at(&input))?;
         let mut body = None;
         if finding.target == Target::Mutate {
             if let Some((tool, bytes)) = self.mutate_body(&finding.input) {
                 // The chain's bytes replay the finding; the body is what to read. Named
                 // without a target prefix: replaying it never reads it as a chain.
                 let path = body_path(dir, tool, &bytes);
-                std::fs::write(&path, bytes).map_err(|e| (path.clone(), e))?;
+                std::fs::write(&path, bytes).map_err(WriteFileError::at(&path))?;
                 body = Some((tool.to_owned(), path));
             }
         }

@@ -122,10 +122,17 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
         .collect();
     let nows: Vec<_> = samples.requests.iter().map(|r| r.now).collect();
+    let id_pattern = request_id_pattern(
+        samples
+            .requests
+            .iter()
+            .chain(&samples.failure_requests)
+            .map(|r| r.request_id.as_str()),
+    );
     let trial = |schema: &Value, fresh: &[learn::FreshBounds]| {
         trial_guard(
             &options.tool,
-            schema,
+            (schema, &id_pattern),
             limits,
             &fields,
             &checks,
@@ -171,7 +178,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         &checks,
         &fresh_checks,
     );
-    let schema = envelope(&options.tool, learned.data_schema);
+    let schema = envelope(&options.tool, learned.data_schema, &id_pattern);
     let fixtures = Fixtures {
         samples: &samples,
         accepted: &accepted,
@@ -801,15 +808,53 @@ fn bindings(
     out
 }
 
-/// The closed envelope with `data` as the success payload.
-fn envelope(tool: &str, data: Value) -> Value {
+/// The request-id pattern of a scaffold: the alphabets of common ids (letters, digits,
+/// `_ . : -`: UUIDs, ULIDs, `req.pr4711-0001`), widened by any other visible ASCII
+/// character the samples' own ids use, 1 to 128 characters; the first a letter or digit
+/// (or the first character of a sample's id).
+fn request_id_pattern<'r>(ids: impl IntoIterator<Item = &'r str>) -> String {
+    let mut first = std::collections::BTreeSet::new();
+    let mut rest = std::collections::BTreeSet::new();
+    let common = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
+    for id in ids {
+        for (i, c) in id.chars().enumerate() {
+            if c.is_ascii_graphic() && !common(c) {
+                rest.insert(c);
+                if i == 0 {
+                    first.insert(c);
+                }
+            } else if i == 0 && !c.is_ascii_alphanumeric() && common(c) {
+                first.insert(c);
+            }
+        }
+    }
+    // Inside a class only `\ ] [ ^ -` are special; `-` is escaped as well.
+    let class = |set: &std::collections::BTreeSet<char>| {
+        set.iter().fold(String::new(), |mut out, c| {
+            if "\\][^-".contains(*c) {
+                out.push('\\');
+            }
+            out.push(*c);
+            out
+        })
+    };
+    format!(
+        "^[A-Za-z0-9{}][A-Za-z0-9_.:{}\\-]{{0,127}}$",
+        class(&first),
+        class(&rest)
+    )
+}
+
+/// The closed envelope with `data` as the success payload and `request_id` the pattern
+/// of its request ids.
+fn envelope(tool: &str, data: Value, request_id: &str) -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": format!("{tool} response, version 1 (scaffolded by airlock init: review it)"),
         "oneOf": [{"$ref": "#/$defs/success"}, {"$ref": "#/$defs/failure"}],
         "$defs": {
             "tool": {"const": tool},
-            "request_id": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.]{7,63}$"},
+            "request_id": {"type": "string", "pattern": request_id},
             "success": {
                 "type": "object",
                 "additionalProperties": false,
@@ -933,7 +978,7 @@ fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss
 #[allow(clippy::too_many_arguments)]
 fn trial_guard(
     tool: &str,
-    data_schema: &Value,
+    (data_schema, id_pattern): (&Value, &str),
     limits: Limits,
     fields: &[String],
     checks: &[(&'static str, String, String)],
@@ -941,7 +986,8 @@ fn trial_guard(
     data: &[Value],
     nows: &[Timestamp],
 ) -> Result<Guard, InitError> {
-    let mut builder = Contract::builder(tool, envelope(tool, data_schema.clone())).limits(limits);
+    let schema = envelope(tool, data_schema.clone(), id_pattern);
+    let mut builder = Contract::builder(tool, schema).limits(limits);
     for field in fields {
         builder = builder.agent_field(field.clone());
     }
@@ -1022,5 +1068,33 @@ fn duration_text(duration: SignedDuration) -> String {
         "0s".to_owned()
     } else {
         parts.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::request_id_pattern;
+
+    #[test]
+    fn the_request_id_pattern_admits_common_ids_and_the_samples_own() {
+        let pattern = request_id_pattern(["req.Sample0001"]);
+        let re = regex::Regex::new(&pattern).unwrap();
+        for id in [
+            "req.pr4711-0001",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+            "job:42",
+            "a",
+        ] {
+            assert!(re.is_match(id), "{pattern} refuses {id}");
+        }
+        for id in ["", " req", "req 1", "-leading", "a\nb", &"x".repeat(129)] {
+            assert!(!re.is_match(id), "{pattern} admits {id:?}");
+        }
+        // A sample's own characters are admitted, escaped inside the class.
+        let pattern = request_id_pattern(["_req/1]^"]);
+        let re = regex::Regex::new(&pattern).unwrap();
+        assert!(re.is_match("_req/1]^"), "{pattern}");
+        assert!(!re.is_match("req 1"), "{pattern}");
     }
 }

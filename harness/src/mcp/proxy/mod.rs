@@ -3,7 +3,7 @@
 //! only ever receives as a fresh result built by the guard; nothing from a rejected answer
 //! reaches it. Lines are read under a bound: an over-long one is never held whole.
 
-use airlock_guard::Guard;
+use airlock_guard::{Contract, Guard};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -198,13 +198,8 @@ impl Proxy {
     pub fn new(guards: Vec<Guard>) -> Result<Self, ProxyError> {
         let mut by_tool = HashMap::new();
         for guard in guards {
-            let tool = guard.contract().tool().to_owned();
-            if guard.contract().input().mcp().is_none() {
-                return Err(ProxyError::NotMcp { tool });
-            }
-            if by_tool.insert(tool.clone(), guard).is_some() {
-                return Err(ProxyError::DuplicateTool { tool });
-            }
+            Self::may_add(&by_tool, guard.contract())?;
+            by_tool.insert(guard.contract().tool().to_owned(), guard);
         }
         Ok(Self {
             guards: by_tool,
@@ -217,6 +212,25 @@ impl Proxy {
             log: Box::new(io::stderr()),
             events: mpsc::channel(),
         })
+    }
+
+    /// The proxy's rule for one more contract, beside those of `guards` (by tool): it is
+    /// an MCP contract (`kind = "mcp"`) for a tool none of them has. [`Proxy::new`]
+    /// applies it to each guard in turn; a caller loading contracts one by one can apply
+    /// it as each loads.
+    ///
+    /// # Errors
+    ///
+    /// [`ProxyError::NotMcp`], [`ProxyError::DuplicateTool`].
+    pub fn may_add<V>(guards: &HashMap<String, V>, contract: &Contract) -> Result<(), ProxyError> {
+        let tool = contract.tool().to_owned();
+        if contract.input().mcp().is_none() {
+            return Err(ProxyError::NotMcp { tool });
+        }
+        if guards.contains_key(&tool) {
+            return Err(ProxyError::DuplicateTool { tool });
+        }
+        Ok(())
     }
 
     /// Calls of tools without a contract (default [`Unguarded::Refuse`]).
