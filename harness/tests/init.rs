@@ -345,3 +345,62 @@ fn the_scaffold_admits_the_request_ids_of_ordinary_apis() {
         );
     }
 }
+
+#[test]
+fn integer_parameters_are_bound_and_a_partial_match_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut samples = Vec::new();
+    // `pr` equals the request's `pr` in every sample; `base` only in one of two.
+    for (name, pr, base) in [("a", 4711, 12), ("b", 4712, 7)] {
+        let sample = tmp.path().join(format!("{name}.json"));
+        std::fs::write(
+            &sample,
+            format!(r#"{{"pr": {pr}, "base": {base}, "state": "open"}}"#),
+        )
+        .unwrap();
+        std::fs::write(
+            tmp.path().join(format!("{name}.request.json")),
+            format!(
+                r#"{{"request_id": "req.pr{pr}-0001", "now": "2026-12-06T10:00:00Z",
+                    "params": {{"pr": {pr}, "base": 12}}}}"#
+            ),
+        )
+        .unwrap();
+        samples.push(sample);
+    }
+    let options = InitOptions {
+        tool: "pr_review_status".into(),
+        samples,
+        request: None,
+        agent_fields: Vec::new(),
+        out: tmp.path().join("out"),
+        near_misses: Vec::new(),
+    };
+    let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
+    let manifest = std::fs::read_to_string(scaffold.contract.join("contract.toml")).unwrap();
+    assert!(
+        manifest.contains("kind = \"equals_param\"\nfield = \"/data/pr\"\nparam = \"pr\""),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("field = \"/data/base\""), "{manifest}");
+    assert!(
+        scaffold
+            .review
+            .iter()
+            .any(|r| r.contains("/data/base: not bound to base: equal in 1 of 2 samples")),
+        "{:?}",
+        scaffold.review
+    );
+    // Bound: a response for another pull request is refused.
+    let guard = Guard::new(Contract::load(&scaffold.contract).unwrap());
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    let fixture = corpus
+        .fixtures
+        .iter()
+        .find(|f| f.expect == Expect::Accept)
+        .unwrap();
+    assert!(guard.admit(&fixture.request, &fixture.bytes).is_admitted());
+    let mut other = fixture.request.clone();
+    other.params.insert("pr".into(), serde_json::json!(1));
+    assert!(!guard.admit(&other, &fixture.bytes).is_admitted());
+}

@@ -767,8 +767,10 @@ fn pretty(value: &Value) -> Vec<u8> {
     text
 }
 
-/// Binding checks: a string field equal, in every sample, to a string parameter
+/// Binding checks: a string or number field equal, in every sample, to a parameter
 /// (`equals_param`) or held by an array parameter (`in_param`). (kind, field, param).
+/// A field equal to a parameter in some samples only is not bound, and the review says
+/// so.
 fn bindings(
     data: &[Value],
     requests: &[Request],
@@ -782,28 +784,41 @@ fn bindings(
     for field in fields {
         let pointer = field.trim_start_matches("/data");
         let values: Vec<&Value> = data.iter().filter_map(|d| d.pointer(pointer)).collect();
-        if values.len() != data.len() || !values.iter().all(|v| v.is_string()) {
+        let bindable = |v: &&Value| v.is_string() || v.is_number();
+        if values.len() != data.len() || !values.iter().all(bindable) {
             continue;
         }
+        let mut partial = Vec::new();
         for param in first.params.keys() {
             let given = |i: usize| requests[i].params.get(param);
-            let kind = if values.iter().enumerate().all(|(i, v)| given(i) == Some(*v)) {
-                "equals_param"
-            } else if values.iter().enumerate().all(|(i, v)| {
+            let equal = |(i, v): (usize, &&Value)| given(i) == Some(*v);
+            let held = |(i, v): (usize, &&Value)| {
                 given(i)
                     .and_then(Value::as_array)
                     .is_some_and(|items| items.contains(v))
-            }) {
+            };
+            let kind = if values.iter().enumerate().all(equal) {
+                "equals_param"
+            } else if values.iter().enumerate().all(held) {
                 "in_param"
             } else {
+                let matching = values.iter().enumerate().filter(|&p| equal(p)).count();
+                if matching > 0 {
+                    partial.push(format!(
+                        "{field}: not bound to {param}: equal in {matching} of {} samples (bind it in contract.toml if it must always be)",
+                        values.len()
+                    ));
+                }
                 continue;
             };
             scaffold.inferred.push(format!(
                 "{field}: {kind} {param} (every sample matches the request)"
             ));
             out.push((kind, field.clone(), param.clone()));
+            partial.clear();
             break;
         }
+        scaffold.review.append(&mut partial);
     }
     out
 }
