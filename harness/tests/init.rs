@@ -404,3 +404,51 @@ fn integer_parameters_are_bound_and_a_partial_match_is_said() {
     other.params.insert("pr".into(), serde_json::json!(1));
     assert!(!guard.admit(&other, &fixture.bytes).is_admitted());
 }
+
+#[test]
+fn a_near_miss_given_as_a_data_object_is_wrapped_like_a_sample() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = tmp.path().join("sample.json");
+    std::fs::write(&sample, br#"{"state": "ok", "count": 3}"#).unwrap();
+    // The data object alone, with a member the samples never have.
+    let near = tmp.path().join("admin_override.json");
+    std::fs::write(
+        &near,
+        br#"{"state": "ok", "count": 3, "admin_override": true}"#,
+    )
+    .unwrap();
+    let options = InitOptions {
+        tool: "probe".into(),
+        samples: vec![sample],
+        request: None,
+        agent_fields: Vec::new(),
+        out: tmp.path().join("out"),
+        near_misses: vec![near],
+    };
+    let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
+    let written = scaffold.corpus.join("near_miss/admin_override.json");
+    let bytes = std::fs::read(&written).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        text.starts_with(
+            r#"{"tool":"probe","request_id":"req.Sample0001","outcome":"success","data":{"state""#
+        ),
+        "{text}"
+    );
+    // Refused for what it is (the extra member), not for a missing envelope.
+    let guard = Guard::new(Contract::load(&scaffold.contract).unwrap());
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    let fixture = corpus
+        .fixtures
+        .iter()
+        .find(|f| f.name == "admin_override")
+        .unwrap();
+    assert!(!guard.admit(&fixture.request, &fixture.bytes).is_admitted());
+    // Without the extra member the same response is admitted: the fixture teaches that
+    // member, not a missing envelope.
+    let without = text.replace(r#", "admin_override": true"#, "");
+    assert_ne!(without, text);
+    assert!(guard
+        .admit(&fixture.request, without.as_bytes())
+        .is_admitted());
+}

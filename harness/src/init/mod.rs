@@ -116,7 +116,7 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     review_fields(&data_schema, &fields, &checks, &mut scaffold);
     let accepted = accepted_fixtures(&options.tool, &samples);
     let limits = limits_of(&accepted, &samples, &mut scaffold);
-    let given = read_near_misses(&options.near_misses, &request)?;
+    let given = read_near_misses(&options.tool, &options.near_misses, &request)?;
     let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
         .iter()
         .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
@@ -966,7 +966,13 @@ fn own_request(path: &Path, request: &Request) -> Result<Request, InitError> {
     }
 }
 
-fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss>, InitError> {
+/// The near misses given, each with its own request (`NAME.request.json` beside it, else
+/// `request`); one given as the `data` object alone is wrapped like a sample.
+fn read_near_misses(
+    tool: &str,
+    paths: &[PathBuf],
+    request: &Request,
+) -> Result<Vec<NearMiss>, InitError> {
     let mut out = Vec::new();
     for path in paths {
         let name = crate::corpus::fixture_name(path);
@@ -979,6 +985,7 @@ fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss
             "a near miss is a response, at most 64 MiB",
         )?;
         let request = own_request(path, request)?;
+        let bytes = as_response(tool, &request, bytes);
         out.push(NearMiss {
             name,
             bytes,
@@ -986,6 +993,25 @@ fn read_near_misses(paths: &[PathBuf], request: &Request) -> Result<Vec<NearMiss
         });
     }
     Ok(out)
+}
+
+/// A near miss as a whole response: one given as the `data` object alone (a JSON
+/// object without `outcome`, as a sample may be) wrapped into the success envelope around
+/// its own bytes, so its oddities (a duplicate member, a number's spelling) are kept;
+/// an envelope, or anything that is not a JSON object, as it is.
+fn as_response(tool: &str, request: &Request, bytes: Vec<u8>) -> Vec<u8> {
+    let data_alone = serde_json::from_slice::<Value>(&bytes)
+        .is_ok_and(|v| v.as_object().is_some_and(|o| !o.contains_key("outcome")));
+    if !data_alone {
+        return bytes;
+    }
+    let head = json!({"tool": tool, "request_id": request.request_id, "outcome": "success"});
+    let mut out = serde_json::to_vec(&head).unwrap_or_default();
+    out.pop(); // its closing brace
+    out.extend_from_slice(b",\"data\":");
+    out.extend_from_slice(&bytes);
+    out.push(b'}');
+    out
 }
 
 /// A guard for the scaffold as it stands (in memory): the envelope around `data_schema`,
