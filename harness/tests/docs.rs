@@ -407,6 +407,36 @@ fn every_ci_template_is_yaml() {
     }
 }
 
+/// docs/init.md shows what `airlock init` prints for its worked example, not a copy that
+/// drifts: the example is run here and its output compared with the page's.
+#[test]
+fn the_init_page_shows_what_init_prints() {
+    let page = read("docs/init.md");
+    let start = page.find("```text\n").expect("the output block") + "```text\n".len();
+    let shown = &page[start..start + page[start..].find("```").unwrap()];
+    let tmp = tempfile::tempdir().unwrap();
+    let example = |name: &str| root().join("docs/examples/init").join(name);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("init")
+        .arg("pr_review_status")
+        .arg("--sample")
+        .arg(example("open.json"))
+        .arg("--sample")
+        .arg(example("merged.json"))
+        .arg("--near-miss")
+        .arg(example("approved_override.json"))
+        .args(["--out", "scaffold"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        shown, printed,
+        "docs/init.md's output block is not what init prints"
+    );
+}
+
 /// The documents a user reads.
 fn documents() -> Vec<std::path::PathBuf> {
     let mut files = vec![

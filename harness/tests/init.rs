@@ -391,6 +391,15 @@ fn integer_parameters_are_bound_and_a_partial_match_is_said() {
         "{:?}",
         scaffold.review
     );
+    // An unbounded number is flagged for review, unless a binding check pins it.
+    let unbounded = |field: &str| {
+        scaffold
+            .review
+            .iter()
+            .any(|r| r.starts_with(&format!("{field} is a number with no upper bound")))
+    };
+    assert!(unbounded("/data/base"), "{:?}", scaffold.review);
+    assert!(!unbounded("/data/pr"), "{:?}", scaffold.review);
     // Bound: a response for another pull request is refused.
     let guard = Guard::new(Contract::load(&scaffold.contract).unwrap());
     let corpus = Corpus::load(&scaffold.corpus).unwrap();

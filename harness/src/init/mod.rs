@@ -407,8 +407,8 @@ fn agent_fields(options: &InitOptions, data: &[Value]) -> Result<Vec<String>, In
     Ok(options.agent_fields.clone())
 }
 
-/// Review lines for agent fields: free text without a binding check, and times without
-/// a freshness check.
+/// Review lines for agent fields: free text without a binding check, times without a
+/// freshness check, numbers without an upper bound.
 fn review_fields(
     data_schema: &Value,
     fields: &[String],
@@ -430,6 +430,18 @@ fn review_fields(
         if schema.is_some_and(|s| s.get("format") == Some(&json!("date-time"))) {
             scaffold.review.push(format!(
                 "{field} is a time: consider a `fresh` check (how old may the evidence be?)"
+            ));
+        }
+        let bound = checks.iter().any(|(_, f, _)| f == field);
+        let number = schema.is_some_and(|s| {
+            matches!(
+                s.get("type").and_then(Value::as_str),
+                Some("integer" | "number")
+            )
+        });
+        if number && !bound && schema.is_some_and(|s| s.get("maximum").is_none()) {
+            scaffold.review.push(format!(
+                "{field} is a number with no upper bound: give it a `maximum` (what value would be absurd?)"
             ));
         }
     }
