@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::base::report::{line_of, relative, sarif_log, Align, Table};
+
 pub use crate::base::report::{markdown_text, printable, visible};
 use crate::cases::Case;
 
@@ -367,8 +368,11 @@ impl Report {
                     let _ = writeln!(
                         out,
                         "    expected {}\n    actual   {}",
-                        printable(&expected.to_string()),
-                        printable(&actual.to_string())
+                        // JSON text as it is (its escapes are JSON's, not doubled);
+                        // escaped further only when it holds a character a terminal
+                        // would act on.
+                        visible(&expected.to_string()),
+                        visible(&actual.to_string())
                     );
                 }
             }
@@ -807,6 +811,31 @@ mod tests {
             contracts: vec![contract],
             elapsed: Duration::ZERO,
         }
+    }
+
+    #[test]
+    fn expected_and_actual_print_as_the_json_text_they_are() {
+        let mut contract = ContractReport::new("review_status", None);
+        contract.findings.push(Finding {
+            expected: Some(json!({"state": "ok"})),
+            actual: Some(json!("<html>say \"hi\"</html>")),
+            ..Finding::on_adapter(
+                "review_status",
+                "x",
+                FindingKind::Shape,
+                "not an object".into(),
+            )
+        });
+        let report = Report {
+            seed: 0,
+            contracts: vec![contract],
+            elapsed: Duration::ZERO,
+        };
+        let human = report.human(false);
+        assert!(
+            human.contains(r#"    actual   "<html>say \"hi\"</html>""#),
+            "{human}"
+        );
     }
 
     #[test]
