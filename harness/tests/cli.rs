@@ -769,3 +769,39 @@ fn validate_prints_diagnostics_escaped() {
     );
     assert!(text.contains("\\u{202e}"), "{text}");
 }
+
+#[test]
+fn check_prints_progress_lines_in_a_ci_log_and_none_when_quiet() {
+    // stderr is a pipe here, as in a CI job: a line every --progress seconds.
+    let args = [
+        "check",
+        "--contract",
+        "schemas/review_status",
+        "--cases",
+        "40000",
+        "--progress",
+        "1",
+    ];
+    let out = airlock(&args, b"");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("airlock check: contract 1/1 review_status, "))
+        .collect();
+    assert!(!lines.is_empty(), "{stderr}");
+    assert!(
+        lines[0].contains(" findings, ") && lines[0].ends_with('s'),
+        "{}",
+        lines[0]
+    );
+    let mut quiet = args.to_vec();
+    quiet.push("--quiet");
+    let out = airlock(&quiet, b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("airlock check: contract"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -103,6 +103,15 @@ pub struct CheckArgs {
     /// No progress bar and no closing summary on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Seconds between progress lines when stderr is not a terminal (a CI log): contract,
+    /// cases, findings, rate. On a terminal, a progress bar instead.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+    )]
+    progress: u64,
     /// Accepted findings (TOML `[[finding]]` entries matched by contract, class, location
     /// and kind, each with a reason and an expiry date): reported as baselined, not
     /// failing the run; an expired entry fails it, an unmatched one is reported as stale.
@@ -165,16 +174,30 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
         None => plan.run(&mut |_| {}),
         Some(total) => {
             let bar = progress_bar(args.quiet);
+            // Off a terminal (a CI log), a line every `--progress` seconds instead.
+            let mut log = (!args.quiet && bar.is_hidden())
+                .then(|| ProgressLog::new(Duration::from_secs(args.progress)));
             let (mut contract, mut findings) = (0usize, 0usize);
+            let mut tool_shown = String::new();
             bar.set_message("0 findings");
             let result = plan.run(&mut |p| match p {
                 Progress::Contract(tool, n) => {
                     contract += 1;
-                    bar.set_prefix(format!("contract {contract}/{total} {}", printable(tool)));
+                    tool_shown = printable(tool).into_owned();
+                    bar.set_prefix(format!("contract {contract}/{total} {tool_shown}"));
                     bar.set_position(0);
                     bar.set_length(n as u64);
                 }
-                Progress::Case => bar.inc(1),
+                Progress::Case => {
+                    bar.inc(1);
+                    if let Some(log) = &mut log {
+                        log.case(|cases, rate, elapsed| {
+                            format!(
+                                "airlock check: contract {contract}/{total} {tool_shown}, {cases} cases, {findings} findings, {rate:.0} cases/s, {elapsed:.0}s"
+                            )
+                        });
+                    }
+                }
                 Progress::Findings(n) => {
                     findings += n;
                     bar.set_message(format!("{findings} findings"));
@@ -230,6 +253,40 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
         errln!("airlock check: {note}");
     }
     Ok(outcome.conclusion.into())
+}
+
+/// Progress as lines on a stderr that is not a terminal: one every `every`, none between.
+struct ProgressLog {
+    every: Duration,
+    started: std::time::Instant,
+    last: std::time::Instant,
+    cases: u64,
+}
+
+impl ProgressLog {
+    fn new(every: Duration) -> Self {
+        let now = std::time::Instant::now();
+        Self {
+            every,
+            started: now,
+            last: now,
+            cases: 0,
+        }
+    }
+
+    /// One more case; a line (from `line(cases, rate, seconds)`) when one is due.
+    fn case(&mut self, line: impl FnOnce(u64, f64, f64) -> String) {
+        self.cases += 1;
+        if self.last.elapsed() < self.every {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        let elapsed = self.started.elapsed().as_secs_f64();
+        errln!(
+            "{}",
+            line(self.cases, self.cases as f64 / elapsed.max(1e-9), elapsed)
+        );
+    }
 }
 
 /// The progress bar of a run of contracts: drawn on a terminal unless `--quiet`.

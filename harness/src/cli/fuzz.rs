@@ -84,7 +84,7 @@ pub struct FuzzArgs {
     timeout_ms: u64,
     /// With --adapter-cmd: seconds between progress lines when stderr is not a
     /// terminal (on a terminal, one line rewritten in place).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 10)]
     progress_every: u64,
 }
 
