@@ -6,7 +6,7 @@ use airlock_harness::adapter::GuardAdapter;
 use airlock_harness::check::Check;
 use airlock_harness::corpus::{Corpus, Expect, FixtureKind};
 use airlock_harness::init::{init, InitOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::util::{contract_dir, root, TOOLS};
 
@@ -318,14 +318,7 @@ fn the_scaffold_admits_the_request_ids_of_ordinary_apis() {
         .unwrap();
         samples.push(sample);
     }
-    let options = InitOptions {
-        tool: "probe".into(),
-        samples,
-        request: None,
-        agent_fields: Vec::new(),
-        out: tmp.path().join("out"),
-        near_misses: Vec::new(),
-    };
+    let options = options("probe", samples, Vec::new(), tmp.path());
     let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
     let guard = Guard::new(Contract::load(&scaffold.contract).unwrap());
     let corpus = Corpus::load(&scaffold.corpus).unwrap();
@@ -368,14 +361,7 @@ fn integer_parameters_are_bound_and_a_partial_match_is_said() {
         .unwrap();
         samples.push(sample);
     }
-    let options = InitOptions {
-        tool: "pr_review_status".into(),
-        samples,
-        request: None,
-        agent_fields: Vec::new(),
-        out: tmp.path().join("out"),
-        near_misses: Vec::new(),
-    };
+    let options = options("pr_review_status", samples, Vec::new(), tmp.path());
     let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
     let manifest = std::fs::read_to_string(scaffold.contract.join("contract.toml")).unwrap();
     assert!(
@@ -426,14 +412,7 @@ fn a_near_miss_given_as_a_data_object_is_wrapped_like_a_sample() {
         br#"{"state": "ok", "count": 3, "admin_override": true}"#,
     )
     .unwrap();
-    let options = InitOptions {
-        tool: "probe".into(),
-        samples: vec![sample],
-        request: None,
-        agent_fields: Vec::new(),
-        out: tmp.path().join("out"),
-        near_misses: vec![near],
-    };
+    let options = options("probe", vec![sample], vec![near], tmp.path());
     let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
     let written = scaffold.corpus.join("near_miss/admin_override.json");
     let bytes = std::fs::read(&written).unwrap();
@@ -460,4 +439,21 @@ fn a_near_miss_given_as_a_data_object_is_wrapped_like_a_sample() {
     assert!(guard
         .admit(&fixture.request, without.as_bytes())
         .is_admitted());
+}
+
+/// `init` options: `samples` and `near_misses` of `tool`, written under `dir/out`.
+fn options(
+    tool: &str,
+    samples: Vec<PathBuf>,
+    near_misses: Vec<PathBuf>,
+    dir: &Path,
+) -> InitOptions {
+    InitOptions {
+        tool: tool.into(),
+        samples,
+        request: None,
+        agent_fields: Vec::new(),
+        out: dir.join("out"),
+        near_misses,
+    }
 }

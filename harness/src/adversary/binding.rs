@@ -117,57 +117,41 @@ fn freshness(
 ) {
     let origin = fixture.name.as_str();
     let request = &fixture.request;
-    let body = |v: &Value| Upstream::Body(serde_json::to_vec(v).unwrap_or_default());
-    for (name, now, expect) in freshness_edges(time, max_age, max_skew) {
-        let mut r = request.clone();
-        r.now = now;
-        b.push(
-            "freshness",
-            Some(origin),
-            location,
-            name,
-            &r,
-            body(value),
-            Vec::new(),
-            expect,
-        );
-    }
-    for (name, field, now) in straddles(max_age, max_skew) {
-        let mut r = request.clone();
-        r.now = now;
-        let mut v = value.clone();
-        if let Some(slot) = v.pointer_mut(location) {
-            *slot = Value::String(field.to_string());
-        }
-        b.push(
-            "freshness",
-            Some(origin),
-            location,
-            &name,
-            &r,
-            body(&v),
-            Vec::new(),
-            Expectation::Reference,
-        );
-    }
-    for (name, now, field, expect) in sub_second_edges(time, max_age, max_skew) {
-        let Some(now) = now else { continue };
+    // One case: the fixture's value at `location` (or `field` written there) at `now`.
+    let push = |b: &mut Builder<'_>, name: &str, now, field: Option<String>, expect| {
         let mut r = request.clone();
         r.now = now;
         let mut v = value.clone();
         if let (Some(text), Some(slot)) = (field, v.pointer_mut(location)) {
             *slot = Value::String(text);
         }
+        let body = Upstream::Body(serde_json::to_vec(&v).unwrap_or_default());
         b.push(
             "freshness",
             Some(origin),
             location,
             name,
             &r,
-            body(&v),
+            body,
             Vec::new(),
             expect,
         );
+    };
+    for (name, now, expect) in freshness_edges(time, max_age, max_skew) {
+        push(b, name, now, None, expect);
+    }
+    for (name, field, now) in straddles(max_age, max_skew) {
+        push(
+            b,
+            &name,
+            now,
+            Some(field.to_string()),
+            Expectation::Reference,
+        );
+    }
+    for (name, now, field, expect) in sub_second_edges(time, max_age, max_skew) {
+        let Some(now) = now else { continue };
+        push(b, name, now, field, expect);
     }
 }
 

@@ -13,6 +13,11 @@ use std::rc::Rc;
 use super::values::{unique, ValueSet};
 use super::*;
 
+/// Bases kept for witness search (fixtures first, then examples and generated ones).
+const MAX_BASES: usize = 48;
+/// Verdict pairs computed for one structural change's witness search.
+const MAX_TRIALS: usize = 2000;
+
 /// Values judged in the search for structural witnesses, over all changes of one
 /// certificate: the search is linear in the size of the documents, whatever the number of
 /// changes (4 000 members changing type would otherwise cost 4 000 searches over 4 000

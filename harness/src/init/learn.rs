@@ -87,10 +87,16 @@ impl Tightening {
             } => {
                 let mut out = format!("{field}: fresh");
                 if let Some(age) = max_age {
-                    out.push_str(&format!(", max_age {}", super::duration_text(*age)));
+                    out.push_str(&format!(
+                        ", max_age {}",
+                        super::contract::duration_text(*age)
+                    ));
                 }
                 if let Some(skew) = max_skew {
-                    out.push_str(&format!(", max_skew {}", super::duration_text(*skew)));
+                    out.push_str(&format!(
+                        ", max_skew {}",
+                        super::contract::duration_text(*skew)
+                    ));
                 }
                 out
             }
