@@ -771,6 +771,46 @@ fn validate_prints_diagnostics_escaped() {
 }
 
 #[test]
+fn fuzz_prints_progress_lines_in_a_ci_log_and_none_when_quiet() {
+    // The in-process fuzz of the guard, stderr a pipe: a line every --progress seconds
+    // (before, only a terminal saw progress).
+    let args = [
+        "fuzz",
+        "--contract",
+        "schemas/review_status",
+        "--target",
+        "admit",
+        "--duration",
+        "3s",
+        "--progress",
+        "1",
+    ];
+    let out = airlock(&args, b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("fuzz: ") && l.contains(" inputs, "))
+        .unwrap_or_else(|| panic!("no progress line: {stderr}"));
+    assert!(line.contains("/s, ") && line.ends_with('s'), "{line}");
+    let mut quiet = args.to_vec();
+    quiet[6] = "1s";
+    quiet.push("--quiet");
+    let out = airlock(&quiet, b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn check_prints_progress_lines_in_a_ci_log_and_none_when_quiet() {
     // stderr is a pipe here, as in a CI job: a line every --progress seconds.
     let args = [

@@ -337,6 +337,8 @@ fn the_ci_templates_use_only_flags_airlock_has() {
     let templates = [
         "ci/adapter-crate.yml",
         "ci/adapter-crate-matrix.yml",
+        "ci/python-adapter.yml",
+        "ci/mcp-server.yml",
         "ci/adapter-fuzz-overnight.sh",
         "ci/clusterfuzzlite/adapter/build.sh",
     ];
@@ -351,10 +353,15 @@ fn the_ci_templates_use_only_flags_airlock_has() {
             };
             let mut words = line[at + "airlock ".len()..].split_whitespace();
             let Some(sub) = words.next() else { continue };
-            if !["check", "fuzz", "lint", "certify"].contains(&sub) {
+            if !["check", "fuzz", "lint", "certify", "mcp"].contains(&sub) {
                 continue;
             }
-            let known = help_flags(&[sub]);
+            let known = if sub == "mcp" {
+                let Some(action) = words.next() else { continue };
+                help_flags(&[sub, action])
+            } else {
+                help_flags(&[sub])
+            };
             for word in words.filter(|w| w.starts_with("--")) {
                 let flag = word.split('=').next().unwrap();
                 assert!(
@@ -793,4 +800,201 @@ fn every_rust_snippet_of_the_docs_is_compiled_code() {
     }
     // README's Check, the fuzz target and the smoke run of fuzzing-adapters.md.
     assert!(checked >= 3, "only {checked} snippets found");
+}
+
+/// The lines of the first ```text block after `marker` in a document, unindented.
+fn text_block_after(doc: &str, marker: &str) -> Vec<String> {
+    let at = doc.find(marker).unwrap_or_else(|| panic!("no {marker:?}"));
+    let start = at + doc[at..].find("```text\n").unwrap() + "```text\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end]
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// A line with its elapsed time (`, 0.16s` at the end) taken out: the one number of a
+/// run's output that is the machine's, not the code's.
+fn without_elapsed(line: &str) -> String {
+    let timed = regex::Regex::new(r", [0-9]+\.[0-9]+s$").unwrap();
+    timed.replace(line.trim(), ", <elapsed>").into_owned()
+}
+
+/// The real output docs/exec-protocol.md shows for an adapter that crashes is what the
+/// command it names prints today (every line of the page in the output).
+#[test]
+fn the_exec_protocol_page_shows_what_a_crashing_adapter_gets() {
+    let doc = read("docs/exec-protocol.md");
+    let shown = text_block_after(&doc, "Real output, with an adapter that exits at once");
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--adapter-cmd",
+            "harness/tests/adapters/crash.sh",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let printed: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(without_elapsed)
+        .collect();
+    assert!(shown.len() >= 4, "{shown:?}");
+    for line in &shown {
+        assert!(
+            printed.contains(&without_elapsed(line)),
+            "docs/exec-protocol.md shows a line the run does not print:\n  {line}\nthe run printed:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// Every ```console block of the docs that starts with `$ airlock …` is what that command
+/// prints today: the command is run from the repository root (the `airlock` under test
+/// first on the PATH) and every line the block shows must be a line it printed, the
+/// elapsed time aside.
+#[test]
+fn every_console_block_of_the_docs_is_what_its_command_prints() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_airlock"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut ran = 0;
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for block in text.split("```console\n").skip(1) {
+            let block = &block[..block.find("```").unwrap()];
+            let mut lines = block.lines();
+            let Some(command) = lines.next().and_then(|l| l.strip_prefix("$ airlock ")) else {
+                continue;
+            };
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("airlock {command}")])
+                .current_dir(root())
+                .env("PATH", &path)
+                .env("AIRLOCK", env!("CARGO_BIN_EXE_airlock"))
+                .output()
+                .unwrap();
+            let printed: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .chain(String::from_utf8_lossy(&out.stderr).lines())
+                .map(without_elapsed)
+                .collect();
+            for line in lines.filter(|l| !l.trim().is_empty()) {
+                assert!(
+                    printed.contains(&without_elapsed(line)),
+                    "{}: `airlock {command}` does not print\n  {line}\nit printed:\n{}{}",
+                    doc.display(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            ran += 1;
+        }
+    }
+    assert!(ran >= 2, "only {ran} console blocks run");
+}
+
+/// docs/corpus.md's contract-error output is what a corpus with two misfiled fixtures
+/// gives today.
+#[test]
+fn the_corpus_page_shows_what_misfiled_fixtures_give() {
+    let doc = read("docs/corpus.md");
+    let shown = text_block_after(&doc, "Real output\nwith two fixtures in the wrong folders");
+    let temp = tempfile::tempdir().unwrap();
+    let corpus = temp.path().join("review_status");
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(root().join("corpora/review_status"))
+        .arg(&corpus)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let good = read("corpora/review_status/accepted/success_approved_compact.json");
+    std::fs::write(corpus.join("near_miss/looks_fine.json"), &good).unwrap();
+    let mut null_data: serde_json::Value = serde_json::from_str(&good).unwrap();
+    null_data["data"] = serde_json::Value::Null;
+    std::fs::write(
+        corpus.join("accepted/null_data.json"),
+        null_data.to_string(),
+    )
+    .unwrap();
+    let out = airlock(
+        &[
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--corpus",
+            corpus.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let printed: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(without_elapsed)
+        .collect();
+    assert!(shown.len() >= 4, "{shown:?}");
+    for line in &shown {
+        assert!(
+            printed.contains(&without_elapsed(line)),
+            "docs/corpus.md shows a line the run does not print:\n  {line}\nthe run printed:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// No run's output is copied by hand into the docs: every summary line a run prints
+/// (`clean: N cases, …`) stands in a block one of the tests above runs and compares.
+#[test]
+fn every_run_summary_in_the_docs_is_compared_with_a_run() {
+    let summary = regex::Regex::new(r"^\s*(clean|findings|contract errors): [0-9]+ cases").unwrap();
+    // (document, the text that introduces the block a test checks)
+    let checked = [
+        (
+            "docs/exec-protocol.md",
+            "Real output, with an adapter that exits at once",
+        ),
+        ("docs/exec-protocol.md", "```console\n$ airlock check"),
+        (
+            "docs/corpus.md",
+            "Real output\nwith two fixtures in the wrong folders",
+        ),
+    ];
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let name = doc
+            .strip_prefix(root())
+            .unwrap_or(&doc)
+            .to_string_lossy()
+            .replace("../", "");
+        let covered: Vec<std::ops::Range<usize>> = checked
+            .iter()
+            .filter(|(d, _)| name.ends_with(d))
+            .filter_map(|(_, marker)| {
+                let at = text.find(marker)?;
+                let open = at + text[at..].find("```")? + 3;
+                let close = open + text[open..].find("```")?;
+                Some(at..close)
+            })
+            .collect();
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            if summary.is_match(line) {
+                assert!(
+                    covered.iter().any(|r| r.contains(&offset)),
+                    "{name}: a run's summary copied by hand (no test runs it): {}",
+                    line.trim()
+                );
+            }
+            offset += line.len();
+        }
+    }
 }

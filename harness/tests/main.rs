@@ -24,5 +24,7 @@ mod mcp_import;
 mod mcp_proxy;
 mod mcp_proxy_modes;
 mod mcp_proxy_raw;
+mod packaging;
 mod snippets;
+mod templates;
 mod util;

@@ -602,7 +602,7 @@ fn corpora_go_where_told_and_existing_corpus_files_are_kept() {
 
 /// The venv's Python, or `None` (a skip, said on stderr) when it is absent and
 /// `AIRLOCK_REQUIRE_MCP` is not set.
-fn mcp_python() -> Option<PathBuf> {
+pub(crate) fn mcp_python() -> Option<PathBuf> {
     let python = root().join("target/mcp-venv/bin/python");
     if python.exists() {
         return Some(python);

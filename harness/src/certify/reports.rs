@@ -99,6 +99,7 @@ impl Certificate {
 }
 
 /// Whether a change of `class` fails the run (`agent_visible` only with `strict`).
+#[cfg(feature = "junit")]
 fn fails(class: Class, strict: bool) -> bool {
     match class {
         Class::Breaking | Class::Unknown => true,
@@ -166,6 +167,7 @@ pub fn sarif(certificates: &[&Certificate], file: &Path) -> String {
 /// test case per change (`name` = kind and location), failing where that change fails
 /// the run (breaking, unknown; agent-visible with `strict`), with its detail and witness;
 /// a certificate without changes is one passing case.
+#[cfg(feature = "junit")]
 pub fn junit(certificates: &[&Certificate], strict: bool) -> String {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new("airlock certify");

@@ -473,6 +473,7 @@ impl Report {
     /// a test case per case with findings (`name` = case id), failing with each
     /// finding's kind, severity, message and expected and actual agent values; and one
     /// passing test case per variant class for the cases without findings.
+    #[cfg(feature = "junit")]
     pub fn junit(&self) -> String {
         use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
         let mut report = Junit::new("airlock check");

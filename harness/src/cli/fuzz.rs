@@ -82,10 +82,16 @@ pub struct FuzzArgs {
         value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
     )]
     timeout_ms: u64,
-    /// With --adapter-cmd: seconds between progress lines when stderr is not a
-    /// terminal (on a terminal, one line rewritten in place).
-    #[arg(long, default_value_t = 10)]
-    progress_every: u64,
+    /// Seconds between progress lines (inputs, rate, elapsed) when stderr is not a
+    /// terminal; on a terminal one line is rewritten in place. None with --quiet.
+    #[arg(
+        long = "progress",
+        alias = "progress-every",
+        value_name = "SECONDS",
+        default_value_t = 10,
+        value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+    )]
+    progress: u64,
 }
 
 /// The inputs to judge: `--runs`, else 10 000 unless `--duration` bounds the run.
@@ -132,9 +138,23 @@ pub fn run(args: FuzzArgs) -> Result<Exit> {
     } else {
         ProgressBar::hidden()
     };
+    // Off a terminal (a CI log) a line every --progress seconds instead of the bar.
+    let lines = !std::io::stderr().is_terminal() && !args.quiet;
+    let every = Duration::from_secs(args.progress);
+    let started = std::time::Instant::now();
+    let mut last = started;
     let report = fuzzer.run(&options, &mut |n| {
-        if n % 256 == 0 {
-            bar.set_position(n);
+        if n % 256 != 0 {
+            return;
+        }
+        bar.set_position(n);
+        if lines && last.elapsed() >= every {
+            last = std::time::Instant::now();
+            let seconds = started.elapsed().as_secs_f64();
+            errln!(
+                "fuzz: {n} inputs, {:.0}/s, {seconds:.0}s",
+                n as f64 / seconds.max(1e-9)
+            );
         }
     });
     bar.finish_and_clear();
@@ -231,7 +251,7 @@ fn fuzz_adapter(args: &FuzzArgs, fuzzer: &AdapterFuzzer, command: &str) -> Resul
         ..BlackBoxOptions::default()
     };
     let terminal = std::io::stderr().is_terminal() && !args.quiet;
-    let every = Duration::from_secs(args.progress_every.max(1));
+    let every = Duration::from_secs(args.progress);
     let mut last = std::time::Instant::now();
     let report = fuzzer.black_box(&mut exec, &options, &mut |p| {
         let line = format!(
