@@ -9,8 +9,13 @@ use std::path::Path;
 use std::process::Command;
 use yaml_rust2::{Yaml, YamlLoader};
 
-/// The steps of the template's one job, as (name, run) pairs, and its `env:`.
-fn job(template: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// A template's one job: its `run:` steps as (name, script), its `env:` as (key, value).
+struct Job {
+    steps: Vec<(String, String)>,
+    env: Vec<(String, String)>,
+}
+
+fn job(template: &str) -> Job {
     let text = std::fs::read_to_string(root().join(template)).unwrap();
     let docs = YamlLoader::load_from_str(&text).unwrap();
     let jobs = docs[0]["jobs"].as_hash().unwrap();
@@ -34,7 +39,7 @@ fn job(template: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
             Some((name.to_owned(), run.to_owned()))
         })
         .collect();
-    (steps, env)
+    Job { steps, env }
 }
 
 fn scalar(value: &Yaml) -> String {
@@ -53,7 +58,10 @@ fn run_steps(
     env: &[(&str, String)],
     wanted: impl Fn(&str) -> bool,
 ) -> usize {
-    let (steps, job_env) = job(template);
+    let Job {
+        steps,
+        env: job_env,
+    } = job(template);
     let bin = Path::new(env!("CARGO_BIN_EXE_airlock"))
         .parent()
         .unwrap()
