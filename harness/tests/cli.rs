@@ -366,6 +366,11 @@ fn mutate_writes_the_chosen_classes_as_raw_files_with_a_manifest() {
         assert_eq!(v["stage"], "parse");
         let bytes = std::fs::read(dir.path().join(v["file"].as_str().unwrap())).unwrap();
         assert!(airlock_guard::parse(&bytes, 64).is_err());
+        // What the reference gives the agent, as its exact text: here the fixed failure.
+        assert_eq!(
+            v["agent"],
+            r#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"failure","error":{"code":"INVALID_RESPONSE","retryable":false}}"#
+        );
     }
     let out = airlock(
         &[

@@ -70,7 +70,9 @@ pub enum MutateOptionsError {
 /// `NNNNN-<class>.json` (the body, when there is one) and `NNNNN-<class>.request.json`,
 /// then `manifest.json` (`{"tool", "seed", "variants": [{"id", "class", "location",
 /// "origin", "file", "transport_error", "request_file", "expected", "by_construction",
-/// "stage", "canaries"}]}`). How many variants were written.
+/// "stage", "canaries", "agent"}]}`), `agent` being the exact JSON text the reference
+/// gives the agent (what a binding or a port of the guard must give byte for byte). How
+/// many variants were written.
 ///
 /// # Errors
 ///
@@ -131,6 +133,7 @@ pub fn write_variants(
             "by_construction": case.expect != Expectation::Reference,
             "stage": admission.audit().stage(),
             "canaries": case.canaries,
+            "agent": admission.agent().to_json_string(),
         }));
     }
     let count = manifest.len();
