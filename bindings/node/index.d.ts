@@ -1,0 +1,95 @@
+// Types of the Airlock guard for Node.js (index.js).
+
+/** The exec protocol's request: what the call asked for, and when. */
+export interface Request {
+  /** The contract's tool (routes a request among several guards). */
+  tool?: string;
+  /** The request id the response must echo (envelope contracts). */
+  request_id?: string;
+  /** The JSON-RPC id of an MCP `tools/call` (MCP contracts). */
+  jsonrpc_id?: string | number;
+  /** The call's parameters, for binding checks. */
+  params?: Record<string, unknown>;
+  /** When the call was made: RFC 3339 text or a Date. */
+  now: string | Date;
+}
+
+/** A response body: the raw bytes as they came. */
+export type Body = Buffer | Uint8Array | string;
+
+/** The failure codes of the fixed failure value. */
+export type FailureCode = 'INVALID_RESPONSE' | 'UPSTREAM_UNAVAILABLE' | 'OUTCOME_UNVERIFIED' | string;
+
+/** What the guard decided for one response. */
+export declare class Admission {
+  /** Whether the response was admitted (a success or a valid failure envelope). */
+  readonly admitted: boolean;
+  /** The agent's value as the exact JSON text the Rust guard gives. */
+  readonly agentJson: string;
+  /** The failure code the agent sees, or null for a success. */
+  readonly failureCode: FailureCode | null;
+  /** Whether that failure is retryable, or null for a success. */
+  readonly retryable: boolean | null;
+  /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
+  readonly diagnostic: string | null;
+  /** The audit record as one JSON line. */
+  readonly auditJson: string;
+  /** The agent's value: the projected success or the fixed failure, nothing else. */
+  get agent(): Record<string, unknown>;
+  /** For an MCP contract: the agent's value as a fresh CallToolResult, else null. */
+  get callToolResult(): Record<string, unknown> | null;
+  /** The audit record (tool, contract_version, stage, verdict, digests, diagnostic, …). */
+  get audit(): Record<string, unknown>;
+}
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  deadlineMs: number;
+  retryable: FailureCode[];
+}
+
+export interface GuardOptions {
+  /** The adapter's name, written in the audit record. */
+  adapter?: string;
+  /** The adapter's version, written in the audit record. */
+  version?: string;
+}
+
+/** One contract's guard. */
+export declare class Guard {
+  /** Load a contract folder; throws ContractError naming the file. */
+  static load(dir: string, options?: GuardOptions): Guard;
+  readonly tool: string;
+  readonly retryPolicy: RetryPolicy;
+  /** Judge one raw response for `request` (on the calling thread). */
+  admit(request: Request | string, body: Body): Admission;
+  /** `admit` on the libuv thread pool: the event loop goes on meanwhile. */
+  admitAsync(request: Request | string, body: Body): Promise<Admission>;
+  /** Judge a call that got no response. */
+  admitTransportError(request: Request | string, kind: 'timeout' | 'connection_reset' | 'unreachable'): Admission;
+  /** Whether to try again after the `attempt`-th admission, `elapsedMs` into the call. */
+  shouldRetry(admission: Admission, attempt: number, elapsedMs?: number): boolean;
+  /**
+   * Call an upstream under the contract's retry policy. `attempt(n)` gives try n's raw
+   * body or throws (its `transport` property names the transport error; default
+   * "unreachable").
+   */
+  call(request: Request | string, attempt: (n: number) => Body | Promise<Body>): Promise<{ admission: Admission; attempts: Admission[] }>;
+}
+
+/** Several contracts, each request routed by its `tool`. */
+export declare class Guards {
+  static load(dirs: string[], options?: GuardOptions): Guards;
+  readonly tools: string[];
+  get(tool: string): Guard | undefined;
+  admit(request: Request | string, body: Body): Admission;
+  admitAsync(request: Request | string, body: Body): Promise<Admission>;
+}
+
+export declare class AirlockError extends Error {}
+/** A contract folder that cannot be loaded (the message names the file and why). */
+export declare class ContractError extends AirlockError {}
+/** A request that is not the exec protocol's request object. */
+export declare class RequestError extends AirlockError {}
+/** No contract for a request's tool, or an unknown transport error. */
+export declare class RoutingError extends AirlockError {}
