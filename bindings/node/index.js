@@ -45,22 +45,34 @@ function body(raw) {
   throw new TypeError('a response body is a Buffer, a Uint8Array or a string');
 }
 
-/** What the guard decided for one response. */
+/** What the guard decided for one response. Fields are read from the addon on demand. */
 class Admission {
   constructor(native) {
-    /** Whether the response was admitted (a success or a valid failure envelope). */
-    this.admitted = native.admitted;
-    /** The agent's value as the exact JSON text the Rust guard gives. */
-    this.agentJson = native.agentJson;
-    /** The failure code the agent sees, or null for a success. */
-    this.failureCode = native.failureCode ?? null;
-    /** Whether that failure is retryable, or null for a success. */
-    this.retryable = native.retryable ?? null;
-    /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
-    this.diagnostic = native.diagnostic ?? null;
-    /** The audit record as one JSON line. */
-    this.auditJson = native.auditJson;
-    this._callToolResultJson = native.callToolResultJson ?? null;
+    this._native = native;
+  }
+  /** Whether the response was admitted (a success or a valid failure envelope). */
+  get admitted() {
+    return this._native.admitted;
+  }
+  /** The agent's value as the exact JSON text the Rust guard gives. */
+  get agentJson() {
+    return this._native.agentJson;
+  }
+  /** The failure code the agent sees, or null for a success. */
+  get failureCode() {
+    return this._native.failureCode ?? null;
+  }
+  /** Whether that failure is retryable, or null for a success. */
+  get retryable() {
+    return this._native.retryable ?? null;
+  }
+  /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
+  get diagnostic() {
+    return this._native.diagnostic ?? null;
+  }
+  /** The audit record as one JSON line. */
+  get auditJson() {
+    return this._native.auditJson;
   }
   /** The agent's value: the projected success or the fixed failure, nothing else. */
   get agent() {
@@ -68,7 +80,8 @@ class Admission {
   }
   /** For an MCP contract: the agent's value as a fresh CallToolResult, else null. */
   get callToolResult() {
-    return this._callToolResultJson === null ? null : JSON.parse(this._callToolResultJson);
+    const text = this._native.callToolResultJson;
+    return text == null ? null : JSON.parse(text);
   }
   /** The audit record. */
   get audit() {

@@ -21,49 +21,77 @@ fn request(json: &str) -> Result<Request> {
     Request::from_json(json.as_bytes()).map_err(|e| tagged("request", e))
 }
 
-/// What one judgement gives, as the wrapper reads it.
-#[napi(object)]
+/// What one judgement gave, read by the wrapper through getters: only what JavaScript
+/// asks for is turned into JavaScript values (the audit line and the diagnostic are built
+/// on demand).
+#[napi]
 #[derive(Debug)]
 pub struct NativeAdmission {
-    /// Whether the response was admitted (a success or a valid failure envelope).
-    pub admitted: bool,
-    /// The agent's value: the exact JSON text the Rust guard gives.
-    pub agent_json: String,
-    /// For an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text).
-    pub call_tool_result_json: Option<String>,
-    /// The failure code the agent sees, when the value is a failure.
-    pub failure_code: Option<String>,
-    /// Whether that failure is retryable.
-    pub retryable: Option<bool>,
-    /// The operator's diagnostic (never part of the agent value), with its causes.
-    pub diagnostic: Option<String>,
-    /// The audit record, one JSON line.
-    pub audit_json: String,
+    guard: Arc<Guard>,
+    admission: Admission,
 }
 
-fn native(guard: &Guard, admission: &Admission) -> NativeAdmission {
-    let agent = admission.agent();
-    let error = agent.error();
-    let diagnostic = admission.diagnostic().map(|d| {
-        let mut text = d.to_string();
-        for cause in d.causes() {
-            text.push_str("\n  because ");
-            text.push_str(&cause.to_string());
-        }
-        text
-    });
+#[napi]
+impl NativeAdmission {
+    /// Whether the response was admitted (a success or a valid failure envelope).
+    #[napi(getter)]
+    pub fn admitted(&self) -> bool {
+        self.admission.is_admitted()
+    }
+
+    /// The agent's value: the exact JSON text the Rust guard gives.
+    #[napi(getter)]
+    pub fn agent_json(&self) -> String {
+        self.admission.agent().to_json_string()
+    }
+
+    /// For an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text).
+    #[napi(getter)]
+    pub fn call_tool_result_json(&self) -> Option<String> {
+        let mcp = self.guard.contract().input().mcp();
+        mcp.map(|_| self.admission.agent().to_call_tool_result().to_string())
+    }
+
+    /// The failure code the agent sees, when the value is a failure.
+    #[napi(getter)]
+    pub fn failure_code(&self) -> Option<String> {
+        let error = self.admission.agent().error();
+        error.map(|(code, _)| code.as_str().to_owned())
+    }
+
+    /// Whether that failure is retryable.
+    #[napi(getter)]
+    pub fn retryable(&self) -> Option<bool> {
+        self.admission
+            .agent()
+            .error()
+            .map(|(_, retryable)| retryable)
+    }
+
+    /// The operator's diagnostic (never part of the agent value), with its causes.
+    #[napi(getter)]
+    pub fn diagnostic(&self) -> Option<String> {
+        self.admission.diagnostic().map(|d| {
+            let mut text = d.to_string();
+            for cause in d.causes() {
+                text.push_str("\n  because ");
+                text.push_str(&cause.to_string());
+            }
+            text
+        })
+    }
+
+    /// The audit record, one JSON line.
+    #[napi(getter)]
+    pub fn audit_json(&self) -> String {
+        self.admission.audit().to_json_line()
+    }
+}
+
+fn native(guard: &Arc<Guard>, admission: Admission) -> NativeAdmission {
     NativeAdmission {
-        admitted: admission.is_admitted(),
-        agent_json: agent.to_json_string(),
-        call_tool_result_json: guard
-            .contract()
-            .input()
-            .mcp()
-            .map(|_| agent.to_call_tool_result().to_string()),
-        failure_code: error.map(|(code, _)| code.as_str().to_owned()),
-        retryable: error.map(|(_, retryable)| retryable),
-        diagnostic,
-        audit_json: admission.audit().to_json_line(),
+        guard: Arc::clone(guard),
+        admission,
     }
 }
 
@@ -116,7 +144,7 @@ impl NativeGuard {
     #[napi]
     pub fn admit(&self, request_json: String, body: Buffer) -> Result<NativeAdmission> {
         let request = request(&request_json)?;
-        Ok(native(&self.inner, &self.inner.admit(&request, &body)))
+        Ok(native(&self.inner, self.inner.admit(&request, &body)))
     }
 
     /// `admit` on the libuv thread pool: the event loop goes on while the guard judges.
@@ -129,8 +157,8 @@ impl NativeGuard {
         }))
     }
 
-    /// Judge a call that got no response: `kind` is `timeout`, `connection_refused`, … (the
-    /// exec protocol's `transport_error` values).
+    /// Judge a call that got no response: `kind` is `timeout`, `connection_reset` or
+    /// `unreachable` (the exec protocol's `transport_error` values).
     #[napi]
     pub fn admit_transport_error(
         &self,
@@ -142,7 +170,7 @@ impl NativeGuard {
             .ok_or_else(|| tagged("transport", format!("unknown transport error {kind:?}")))?;
         Ok(native(
             &self.inner,
-            &self.inner.admit_transport_error(&request, error),
+            self.inner.admit_transport_error(&request, error),
         ))
     }
 }
@@ -161,7 +189,7 @@ impl Task for Judge {
 
     fn compute(&mut self) -> Result<NativeAdmission> {
         let admission = self.guard.admit(&self.request, &self.body);
-        Ok(native(&self.guard, &admission))
+        Ok(native(&self.guard, admission))
     }
 
     fn resolve(&mut self, _env: Env, output: NativeAdmission) -> Result<NativeAdmission> {
