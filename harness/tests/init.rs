@@ -5,7 +5,7 @@ use airlock_guard::{Contract, Guard};
 use airlock_harness::adapter::GuardAdapter;
 use airlock_harness::check::Check;
 use airlock_harness::corpus::{Corpus, Expect, FixtureKind};
-use airlock_harness::init::{init, InitOptions};
+use airlock_harness::init::{init, InitInput, InitOptions};
 use std::path::{Path, PathBuf};
 
 use crate::util::{contract_dir, root, TOOLS};
@@ -35,6 +35,7 @@ fn init_from_the_shipped_fixtures_admits_every_accepted_one_and_rejects_every_ne
             agent_fields: Vec::new(),
             out: tmp.path().to_path_buf(),
             near_misses: fixtures(tool, "near_miss"),
+            input: InitInput::Envelope,
         };
         let scaffold = init(&options).unwrap_or_else(|e| panic!("{tool}: {e}"));
         let contract = Contract::load(&scaffold.contract).unwrap();
@@ -91,6 +92,7 @@ fn a_near_miss_nothing_explains_is_reported_and_not_written() {
         agent_fields: Vec::new(),
         out: tmp.path().join("out"),
         near_misses: vec![near],
+        input: InitInput::Envelope,
     };
     let scaffold = init(&options).unwrap();
     assert!(scaffold
@@ -115,6 +117,7 @@ fn init_one(sample: &[u8], agent_fields: &[&str]) -> (tempfile::TempDir, Result<
         agent_fields: agent_fields.iter().map(|f| (*f).to_owned()).collect(),
         out: tmp.path().join("out"),
         near_misses: Vec::new(),
+        input: InitInput::Envelope,
     };
     let result = init(&options).map(|_| ()).map_err(|e| e.to_string());
     (tmp, result)
@@ -279,6 +282,7 @@ fn a_sample_of_ten_thousand_members_is_scaffolded_without_the_catalogue() {
         agent_fields: vec!["/data/m0".into()],
         out: tmp.path().join("out"),
         near_misses: Vec::new(),
+        input: InitInput::Envelope,
     };
     let scaffold = init(&options).unwrap();
     assert_eq!(scaffold.near_misses, 0);
@@ -455,5 +459,386 @@ fn options(
         agent_fields: Vec::new(),
         out: dir.join("out"),
         near_misses,
+        input: InitInput::Envelope,
     }
+}
+
+/// `init` with `input` on `samples` (and the request beside), written under `dir/out`.
+fn init_kind(
+    input: InitInput,
+    samples: Vec<PathBuf>,
+    request: Option<PathBuf>,
+    dir: &Path,
+) -> Result<airlock_harness::init::Scaffold, airlock_harness::init::InitError> {
+    let mut options = options("probe", samples, Vec::new(), dir);
+    options.request = request;
+    options.input = input;
+    init(&options)
+}
+
+/// The scaffold's guard admits every accepted fixture and rejects every near miss, and
+/// `airlock check` on it is clean.
+fn assert_consistent(scaffold: &airlock_harness::init::Scaffold) -> Guard {
+    let contract = Contract::load(&scaffold.contract).unwrap_or_else(|e| panic!("{e}"));
+    let guard = Guard::new(contract.clone());
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    assert!(corpus.fixtures.iter().any(|f| f.expect == Expect::Reject));
+    for fixture in &corpus.fixtures {
+        let admission = guard.admit(&fixture.request, &fixture.bytes);
+        assert_eq!(
+            admission.is_admitted(),
+            fixture.expect == Expect::Accept,
+            "{}: {:?}",
+            fixture.name,
+            admission.diagnostic()
+        );
+    }
+    let mut adapter = GuardAdapter::new([Guard::new(contract)]);
+    Check::contract(&scaffold.contract)
+        .random_cases(30)
+        .run(&mut adapter)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .assert_clean();
+    guard
+}
+
+#[test]
+fn init_vendor_scaffolds_an_open_vendor_schema_that_tells_error_bodies_from_successes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tool = root().join("corpora/ci_pipeline_status");
+    let scaffold = init_kind(
+        InitInput::Vendor,
+        fixtures("ci_pipeline_status", "accepted"),
+        Some(tool.join("request.json")),
+        tmp.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let contract = Contract::load(&scaffold.contract).unwrap();
+    assert_eq!(contract.input().as_str(), "vendor");
+    let manifest = std::fs::read_to_string(scaffold.contract.join("contract.toml")).unwrap();
+    // The mapping (projection) names the vendor's members; the error bodies' member is
+    // a failure, "404 Not Found" a NOT_FOUND.
+    for line in [
+        "field = \"id\"\nfrom = \"/id\"",
+        "field = \"user_username\"\nfrom = \"/user/username\"",
+        "field = \"updated_at\"\nfrom = \"/updated_at\"\nnormalise = \"rfc3339_utc\"",
+        "at = \"/message\"\nequals = \"404 Not Found\"\ncode = \"NOT_FOUND\"",
+        "at = \"/message\"\ncode = \"UPSTREAM_UNAVAILABLE\"",
+        "kind = \"equals_param\"\nfield = \"/data/project_id\"\nparam = \"project_id\"",
+    ] {
+        assert!(manifest.contains(line), "{line}\n{manifest}");
+    }
+    // The oneOf/not trick of ci_pipeline_status, generated: each branch refuses the
+    // other's member, and no vendor object is closed.
+    let vendor: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(scaffold.contract.join("vendor.v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        vendor["oneOf"][0]["not"],
+        serde_json::json!({"required": ["message"]})
+    );
+    assert_eq!(
+        vendor["oneOf"][1]["required"],
+        serde_json::json!(["message"])
+    );
+    assert_eq!(
+        vendor["oneOf"][1]["not"],
+        serde_json::json!({"required": ["id"]})
+    );
+    assert!(
+        !vendor.to_string().contains("additionalProperties"),
+        "{vendor}"
+    );
+    assert!(
+        scaffold
+            .review
+            .iter()
+            .any(|r| r.contains("failure rules were guessed")),
+        "{:?}",
+        scaffold.review
+    );
+    let guard = assert_consistent(&scaffold);
+    let corpus = Corpus::load(&tool).unwrap();
+    let request = &corpus.fixtures[0].request;
+    let running = std::fs::read_to_string(tool.join("accepted/running_compact.json")).unwrap();
+    // A member the vendor adds rejects nothing (and never reaches the agent).
+    let added = running.replacen('{', r#"{"merge_train_position": 3,"#, 1);
+    let admission = guard.admit(request, added.as_bytes());
+    assert!(admission.is_admitted(), "{:?}", admission.diagnostic());
+    // A document that is both a pipeline and an error is neither.
+    let both = running.replacen('{', r#"{"message": "500 Internal Server Error","#, 1);
+    assert!(!guard.admit(request, both.as_bytes()).is_admitted());
+}
+
+#[test]
+fn init_lines_scaffolds_a_line_grammar_and_patterns_from_command_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = tmp.path().join("outputs");
+    std::fs::create_dir(&outputs).unwrap();
+    let mut samples = Vec::new();
+    for (name, branch, sha, date) in [
+        (
+            "main",
+            "main",
+            "a91957a858320c0e17f3a0eca7cfacbff50ea29a",
+            "2026-12-03T08:32:35+01:00",
+        ),
+        (
+            "dev",
+            "develop",
+            "0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+            "2026-12-02T17:30:05-05:00",
+        ),
+    ] {
+        let path = outputs.join(format!("{name}.txt"));
+        std::fs::write(
+            &path,
+            format!(
+                "ref=refs/heads/{branch}\nobjectname={sha}\ncommits=12\ncommitterdate={date}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            outputs.join(format!("{name}.request.json")),
+            format!(
+                r#"{{"request_id": "req.{name}01", "now": "2026-12-03T09:00:00Z",
+                    "params": {{"ref": "refs/heads/{branch}"}}}}"#
+            ),
+        )
+        .unwrap();
+        samples.push(path);
+    }
+    let scaffold =
+        init_kind(InitInput::Lines, samples, None, tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let contract = Contract::load(&scaffold.contract).unwrap();
+    assert_eq!(contract.input().as_str(), "lines");
+    let manifest = std::fs::read_to_string(scaffold.contract.join("contract.toml")).unwrap();
+    for line in [
+        "kind = \"lines\"\nseparator = \"=\"\nline_ending = \"\\n\"",
+        "keys = [\"ref\", \"objectname\", \"commits\", \"committerdate\"]",
+        "field = \"commits\"\nfrom = \"/commits\"\nnormalise = \"integer_from_string\"",
+        "field = \"committerdate\"\nfrom = \"/committerdate\"\nnormalise = \"rfc3339_utc\"",
+        "kind = \"equals_param\"\nfield = \"/data/ref\"\nparam = \"ref\"",
+    ] {
+        assert!(manifest.contains(line), "{line}\n{manifest}");
+    }
+    let schema = std::fs::read_to_string(scaffold.contract.join("v1.schema.json")).unwrap();
+    // A hash keeps its fixed width; the branch's words get headroom.
+    assert!(
+        schema.contains(r#""pattern": "^[a-z0-9]{40}$""#),
+        "{schema}"
+    );
+    assert!(
+        schema.contains(r#""pattern": "^[a-z]{1,16}\\/[a-z]{1,16}\\/[a-z]{1,16}$""#),
+        "{schema}"
+    );
+    // A value with a pattern is not free text.
+    assert!(
+        !scaffold
+            .review
+            .iter()
+            .any(|r| r.starts_with("/data/objectname is free text")),
+        "{:?}",
+        scaffold.review
+    );
+    // The samples are the accepted fixtures as printed.
+    let written = std::fs::read(scaffold.corpus.join("accepted/sample_00.json")).unwrap();
+    assert!(written.starts_with(b"ref=refs/heads/main\n"));
+    let guard = assert_consistent(&scaffold);
+    let corpus = Corpus::load(&scaffold.corpus).unwrap();
+    let sample = corpus
+        .fixtures
+        .iter()
+        .find(|f| f.name == "sample_00")
+        .unwrap();
+    let mut banner = b"Welcome to build01\n".to_vec();
+    banner.extend_from_slice(&sample.bytes);
+    assert!(!guard.admit(&sample.request, &banner).is_admitted());
+    // Another branch's head is refused: the ref is bound to the request's.
+    let other = String::from_utf8_lossy(&sample.bytes).replace("main", "feature");
+    assert!(!guard.admit(&sample.request, other.as_bytes()).is_admitted());
+}
+
+#[test]
+fn near_misses_are_named_after_how_they_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut samples = Vec::new();
+    for (name, pr, state) in [
+        ("a", 4711, "open"),
+        ("b", 4712, "open"),
+        ("c", 4713, "merged"),
+    ] {
+        let sample = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&sample, format!(r#"{{"pr": {pr}, "state": "{state}"}}"#)).unwrap();
+        std::fs::write(
+            tmp.path().join(format!("{name}.request.json")),
+            format!(
+                r#"{{"request_id": "req.pr{pr}", "now": "2026-12-06T10:00:00Z",
+                    "params": {{"pr": {pr}}}}}"#
+            ),
+        )
+        .unwrap();
+        samples.push(sample);
+    }
+    let options = options("probe", samples, Vec::new(), tmp.path());
+    let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = std::fs::read_dir(scaffold.corpus.join("near_miss"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".request.json"))
+        .collect();
+    for expected in [
+        "extra_property_canary.json",
+        "missing_request_id.json",
+        "tool_not_const.json",
+        "pr_not_equal_to_param.json",
+        "request_id_of_another_request.json",
+        // A second of the same kind gets a counter.
+        "pr_not_equal_to_param-2.json",
+    ] {
+        assert!(names.iter().any(|n| n == expected), "{expected}: {names:?}");
+    }
+    for name in &names {
+        let stem = name.trim_end_matches(".json");
+        // Short, file-safe ASCII, and not a class and a count (`extra_property_4`).
+        assert!(stem.len() <= 84, "{name}");
+        assert!(
+            stem.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)),
+            "{name}"
+        );
+        let (head, last) = stem.rsplit_once('_').unwrap_or((stem, ""));
+        let counted = !last.is_empty() && last.chars().all(|c| c.is_ascii_digit());
+        assert!(
+            !(counted
+                && [
+                    "extra_property",
+                    "missing_member",
+                    "type_swap",
+                    "string_edge"
+                ]
+                .contains(&head)),
+            "{name}"
+        );
+    }
+    assert_eq!(names.len(), scaffold.near_misses);
+}
+
+#[test]
+fn a_guessed_enum_on_an_agent_field_is_listed_for_review() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut samples = Vec::new();
+    for (name, state) in [("a", "open"), ("b", "open"), ("c", "merged")] {
+        let sample = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&sample, format!(r#"{{"state": "{state}"}}"#)).unwrap();
+        samples.push(sample);
+    }
+    let scaffold = init(&options("probe", samples, Vec::new(), tmp.path())).unwrap();
+    assert!(
+        scaffold
+            .review
+            .iter()
+            .any(|r| r.starts_with("/data/state: enum") && r.contains("guessed")),
+        "{:?}",
+        scaffold.review
+    );
+}
+
+#[test]
+fn bad_vendor_and_lines_samples_are_errors_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = |name: &str, bytes: &[u8]| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let cases = [
+        (
+            InitInput::Vendor,
+            file("page.json", b"<html>502</html>"),
+            "not strict JSON",
+        ),
+        (
+            InitInput::Vendor,
+            file("list.json", b"[1, 2]"),
+            "must be a JSON object",
+        ),
+        (
+            InitInput::Vendor,
+            file("empty.json", b""),
+            "not strict JSON",
+        ),
+        (InitInput::Lines, file("empty.txt", b""), "an empty output"),
+        (
+            InitInput::Lines,
+            file("banner.txt", b"Welcome\nref=main\n"),
+            "not one `key=value`",
+        ),
+        (
+            InitInput::Lines,
+            file("cut.txt", b"ref=main"),
+            "does not end with",
+        ),
+        (
+            InitInput::Lines,
+            file("twice.txt", b"ref=a\nref=b\n"),
+            "comes twice",
+        ),
+    ];
+    for (input, path, says) in cases {
+        let error = init_kind(input, vec![path.clone()], None, tmp.path()).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains(says), "{text}");
+        assert_eq!(error.path(), Some(path.as_path()), "{text}");
+    }
+    // A second output with other keys names that output.
+    let second = file("other.txt", b"branch=main\n");
+    let error = init_kind(
+        InitInput::Lines,
+        vec![file("one.txt", b"ref=main\n"), second.clone()],
+        None,
+        tmp.path(),
+    )
+    .unwrap_err();
+    assert_eq!(error.path(), Some(second.as_path()), "{error}");
+    // No sample at all.
+    let error = init_kind(InitInput::Vendor, Vec::new(), None, tmp.path()).unwrap_err();
+    assert!(error.to_string().contains("no sample"), "{error}");
+    assert!(walk(&tmp.path().join("out")).is_empty());
+    // --vendor and --lines together: a usage error.
+    let run = crate::util::airlock(
+        &["init", "probe", "--vendor", "--lines", "--sample", "x.json"],
+        b"",
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn a_near_miss_given_to_init_lines_is_written_when_rejected_and_reviewed_when_admitted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = b"ref=refs/heads/main\nobjectname=a91957a858320c0e17f3a0eca7cfacbff50ea29a\n";
+    let sample = tmp.path().join("main.txt");
+    std::fs::write(&sample, output).unwrap();
+    let banner = tmp.path().join("banner.txt");
+    let mut bytes = b"Last login: Mon Dec  1 08:00:00\n".to_vec();
+    bytes.extend_from_slice(output);
+    std::fs::write(&banner, bytes).unwrap();
+    let same = tmp.path().join("same.txt");
+    std::fs::write(&same, output).unwrap();
+    let mut options = options("probe", vec![sample], vec![banner, same], tmp.path());
+    options.input = InitInput::Lines;
+    let scaffold = init(&options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(scaffold.corpus.join("near_miss/banner.json").exists());
+    assert!(!scaffold.corpus.join("near_miss/same.json").exists());
+    assert!(
+        scaffold
+            .review
+            .iter()
+            .any(|r| r.starts_with("near miss same is admitted")),
+        "{:?}",
+        scaffold.review
+    );
+    assert_consistent(&scaffold);
 }

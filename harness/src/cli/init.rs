@@ -2,11 +2,12 @@
 
 use crate::cli::exit::Exit;
 use airlock_harness::check::report::printable;
-use airlock_harness::init::{init, InitError, InitOptions};
+use airlock_harness::init::{init, InitError, InitInput, InitOptions};
 use anyhow::Result;
 use std::path::PathBuf;
 
-/// Scaffold a contract from real sample responses: a closed Draft 2020-12 envelope whose
+/// Scaffold a contract from real sample responses (with `--vendor`, a vendor's own
+/// bodies; with `--lines`, a command's outputs): a closed Draft 2020-12 envelope whose
 /// `data` schema is inferred from the samples, a manifest with limits and agent fields,
 /// proposed binding checks, the samples as accepted fixtures and the adversary's
 /// variants (each confirmed rejected) as near misses. Prints what it inferred and what
@@ -32,6 +33,15 @@ pub struct InitArgs {
     /// request): what the samples cannot show is learned from it.
     #[arg(long = "near-miss")]
     near_misses: Vec<PathBuf>,
+    /// The samples are a vendor's own response bodies (successes and error bodies):
+    /// scaffold a `kind = "vendor"` contract (an open vendor schema telling error bodies
+    /// from successes, a mapping of every leaf, failure rules).
+    #[arg(long, conflicts_with = "lines")]
+    vendor: bool,
+    /// The samples are a command's outputs (`key=value` or `key: value` lines): scaffold a
+    /// `kind = "lines"` contract (the line grammar, a mapping, a pattern per value).
+    #[arg(long)]
+    lines: bool,
 }
 
 pub fn run(args: InitArgs) -> Result<Exit> {
@@ -42,6 +52,13 @@ pub fn run(args: InitArgs) -> Result<Exit> {
         agent_fields: args.agent_fields,
         out: args.out,
         near_misses: args.near_misses,
+        input: if args.vendor {
+            InitInput::Vendor
+        } else if args.lines {
+            InitInput::Lines
+        } else {
+            InitInput::Envelope
+        },
     };
     let scaffold = init(&options).map_err(|e| match e {
         // A write failure is Airlock's own (exit 3), not a usage error.

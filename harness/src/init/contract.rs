@@ -148,20 +148,25 @@ pub(super) fn envelope(tool: &str, data: Value, request_id: &str) -> Value {
     })
 }
 
+/// The manifest: `input` (the `[input]` tables, empty for an envelope contract) after
+/// the version, then the limits, agent fields, checks and retry policy.
 pub(super) fn manifest(
     tool: &str,
-    max_bytes: u64,
-    max_depth: usize,
+    input: &str,
+    Limits {
+        max_bytes,
+        max_depth,
+    }: Limits,
     fields: &[String],
     checks: &[(&'static str, String, String)],
     fresh: &[(String, SignedDuration, SignedDuration)],
 ) -> String {
     // TOML strings, never Rust debug escapes (`\u{202e}` is not TOML): a member name may
     // hold any character a sample's JSON holds.
-    let q = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let q = |text: &str| toml_string(text);
     let mut out = format!(
         "# Scaffolded by `airlock init` from sample responses: review every line.\n\
-         tool = {}\nversion = 1\n\n[limits]\nmax_bytes = {max_bytes}\nmax_depth = {max_depth}\n\n\
+         tool = {}\nversion = 1\n\n{input}[limits]\nmax_bytes = {max_bytes}\nmax_depth = {max_depth}\n\n\
          [agent]\nfields = [{}]\n",
         q(tool),
         fields.iter().map(|f| q(f)).collect::<Vec<_>>().join(", ")
@@ -188,6 +193,12 @@ pub(super) fn manifest(
         "\n[retry]\nmax_attempts = 3\ndeadline = \"10s\"\nretryable = [\"UPSTREAM_UNAVAILABLE\"]\n",
     );
     out
+}
+
+/// A TOML string, never a Rust debug escape (`\u{202e}` is not TOML): a member name may
+/// hold any character a sample's JSON holds.
+pub(super) fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
 }
 
 /// A guard for the scaffold as it stands (in memory): the envelope around `data_schema`,

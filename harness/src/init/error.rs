@@ -48,6 +48,23 @@ pub enum InitError {
         /// The sample.
         path: PathBuf,
     },
+    /// No sample was given.
+    #[error("no sample: give at least one response with --sample")]
+    NoSamples,
+    /// A sample of `--lines` output that is not a line grammar init can read.
+    #[error("{}: {reason}", path.display())]
+    Lines {
+        /// The sample.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `--vendor` sample that is not a JSON object.
+    #[error("{}: a vendor sample must be a JSON object (a response body)", path.display())]
+    VendorNotAnObject {
+        /// The sample.
+        path: PathBuf,
+    },
     /// No sample is a success.
     #[error("no success sample: give at least one response with data")]
     NoSuccess,
@@ -80,7 +97,7 @@ pub enum InitError {
     /// A sample the scaffold's guard does not decide as its folder says (a failure sample
     /// with an unknown code, say).
     #[error(
-        "sample {} does not fit the envelope, so no contract was written ({})",
+        "sample {} does not fit the contract scaffolded from the samples, so no contract was written ({})",
         sample.display(),
         diagnostic.as_ref().map(ToString::to_string).unwrap_or_default()
     )]
@@ -120,6 +137,8 @@ impl InitError {
             InitError::NotJson { path, .. }
             | InitError::NoData { path }
             | InitError::NotAnObject { path }
+            | InitError::VendorNotAnObject { path }
+            | InitError::Lines { path, .. }
             | InitError::Exists { path }
             | InitError::Write { path, .. } => Some(path),
             InitError::Unfit { sample, .. } => Some(sample),

@@ -653,7 +653,7 @@ fn fresh(
 /// The shape of strings: runs of letters and digits between separator characters, each
 /// run with the character classes it uses and its length range.
 #[derive(Debug, Clone, PartialEq)]
-struct Shape {
+pub(super) struct Shape {
     runs: Vec<Run>,
 }
 
@@ -710,7 +710,7 @@ fn runs(text: &str) -> Option<Vec<Run>> {
 }
 
 /// The shape every text shares (the same separators in the same places), or none.
-fn shape(texts: &[&str]) -> Option<Shape> {
+pub(super) fn shape(texts: &[&str]) -> Option<Shape> {
     let mut merged: Option<Vec<Run>> = None;
     for text in texts {
         let these = runs(text)?;
@@ -804,8 +804,23 @@ fn fits(ours: &Shape, pattern: &Shape, lengths: bool) -> bool {
 }
 
 impl Shape {
+    /// The shape with headroom for values the samples did not show: a word of one fixed
+    /// length of 8 or more (a hash, an id) stays fixed; any other may be 1 to twice its
+    /// longest (at least 16) long.
+    pub(super) fn widened(mut self) -> Shape {
+        for run in &mut self.runs {
+            if let Run::Word { min, max, .. } = run {
+                if !(*min == *max && *min >= 8) {
+                    *max = (*max * 2).max(16);
+                    *min = 1;
+                }
+            }
+        }
+        self
+    }
+
     /// An anchored pattern of bounded classes (linear, as the guard requires).
-    fn to_pattern(&self) -> String {
+    pub(super) fn to_pattern(&self) -> String {
         let mut out = String::from("^");
         for run in &self.runs {
             match run {

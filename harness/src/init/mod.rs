@@ -7,14 +7,19 @@
 //! rejected, the near misses. Near misses the user gives (`--near-miss`) teach what the
 //! samples cannot show (`learn.rs`): each one the scaffold still admits names a bound, a
 //! shape, a condition or a freshness window, kept only when the guard then rejects it and
-//! still admits every sample. What was guessed is listed for review.
+//! still admits every sample. What was guessed is listed for review. `--vendor` and
+//! `--lines` scaffold the other raw inputs (`vendor.rs`, `lines.rs`); near misses are
+//! named after how they differ (`names.rs`).
 
 mod contract;
 mod error;
+mod given;
 mod infer;
 mod learn;
+mod lines;
+mod names;
+mod vendor;
 
-use airlock_guard::jiff::Timestamp;
 use airlock_guard::{
     parse, Contract, Guard, Limits, Request, MAX_BYTES_CEILING, MAX_DEPTH_CEILING,
 };
@@ -25,6 +30,7 @@ use crate::adversary::generate;
 use crate::cases::{file_component, Upstream};
 use crate::corpus::Corpus;
 use contract::{bindings, envelope, fresh_specs, manifest, request_id_pattern, trial_guard};
+use given::{learn_from_near_misses, read_near_misses, Learning, NearMiss};
 use infer::{depth, infer, leaves_of, schema_of};
 
 /// What `airlock init` is given.
@@ -33,7 +39,8 @@ pub struct InitOptions {
     /// The tool name (`[A-Za-z0-9_.-]{1,128}`).
     pub tool: String,
     /// Sample responses: envelopes (`{"tool", "request_id", "outcome", "data"}`) or the
-    /// `data` objects alone.
+    /// `data` objects alone; with [`InitInput::Vendor`] vendor bodies, with
+    /// [`InitInput::Lines`] a command's outputs.
     pub samples: Vec<PathBuf>,
     /// The request the samples answer; default: `req.Sample0001`, no parameters, now.
     pub request: Option<PathBuf>,
@@ -42,9 +49,26 @@ pub struct InitOptions {
     /// The folder that receives `schemas/<tool>/` and `corpora/<tool>/`.
     pub out: PathBuf,
     /// Responses that must be rejected: each answers `NAME.request.json` beside it, else
-    /// the request. Those the samples' scaffold admits are learned from; all that end up
-    /// rejected become near-miss fixtures.
+    /// the request. Those the samples' scaffold admits are learned from (envelope
+    /// contracts); all that end up rejected become near-miss fixtures.
     pub near_misses: Vec<PathBuf>,
+    /// What the samples are, and so which contract is scaffolded.
+    pub input: InitInput,
+}
+
+/// What `init`'s samples are: the kind of contract it scaffolds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InitInput {
+    /// Envelopes or `data` objects: an envelope contract.
+    #[default]
+    Envelope,
+    /// A vendor's own response bodies (successes and error bodies): a `kind = "vendor"`
+    /// contract with an open vendor schema, a mapping and failure rules.
+    Vendor,
+    /// A command's output (text, one `key=value` or `key: value` per line): a
+    /// `kind = "lines"` contract with a line grammar and a mapping.
+    Lines,
 }
 
 /// What `airlock init` wrote and what a person should review.
@@ -96,14 +120,31 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
         Some(path) => crate::corpus::read_request(path)?,
         None => Request::new("req.Sample0001", airlock_guard::jiff::Timestamp::now()),
     };
-    let samples = read_samples(options, &request)?;
+    if options.samples.is_empty() {
+        return Err(InitError::NoSamples);
+    }
+    let mut scaffold = Scaffold::default();
+    match options.input {
+        InitInput::Envelope => init_envelope(options, &request, &mut scaffold)?,
+        InitInput::Vendor => vendor::init_vendor(options, &request, &mut scaffold)?,
+        InitInput::Lines => lines::init_lines(options, &request, &mut scaffold)?,
+    }
+    Ok(scaffold)
+}
+
+/// Scaffold an envelope contract: the samples are envelopes or `data` objects.
+fn init_envelope(
+    options: &InitOptions,
+    request: &Request,
+    scaffold: &mut Scaffold,
+) -> Result<(), InitError> {
+    let samples = read_samples(options, request)?;
     if samples.data.is_empty() {
         return Err(InitError::NoSuccess);
     }
-    let mut scaffold = Scaffold::default();
     scaffold.review.extend(samples.retagged.iter().cloned());
     let data = &samples.data;
-    let data_schema = infer(data, "/data", &mut scaffold);
+    let data_schema = infer(data, "/data", scaffold);
     let fields = agent_fields(options, data)?;
     if fields.is_empty()
         || data
@@ -112,11 +153,11 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     {
         return Err(InitError::NoMembers);
     }
-    let checks = bindings(data, &samples.requests, &fields, &mut scaffold);
-    review_fields(&data_schema, &fields, &checks, &mut scaffold);
+    let checks = bindings(data, &samples.requests, &fields, scaffold);
+    review_fields(&data_schema, &fields, &checks, scaffold);
     let accepted = accepted_fixtures(&options.tool, &samples);
-    let limits = limits_of(&accepted, &samples, &mut scaffold);
-    let given = read_near_misses(&options.tool, &options.near_misses, &request)?;
+    let limits = limits_of(&accepted, &samples, scaffold);
+    let given = read_near_misses(&options.tool, &options.near_misses, request, true)?;
     let accepted_bodies: Vec<(Vec<u8>, &Request)> = accepted
         .iter()
         .map(|(_, body, r)| (serde_json::to_vec(body).unwrap_or_default(), *r))
@@ -150,10 +191,66 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
             accepted_bodies: &accepted_bodies,
             trial: &trial,
         },
-        &mut scaffold,
+        scaffold,
     )?;
     let fresh_checks = fresh_specs(&learned.fresh, data, &nows);
+    let manifest = manifest(&options.tool, "", limits, &fields, &checks, &fresh_checks);
+    let schema = envelope(&options.tool, learned.data_schema, &id_pattern);
+    let cost = accepted
+        .iter()
+        .zip(&accepted_bodies)
+        .map(|((_, body, _), (bytes, _))| (bytes.len() as u64).saturating_mul(values_in(body)))
+        .fold(0, u64::saturating_add);
+    let sample_paths = samples.data_paths.iter().chain(&samples.failure_paths);
+    let plan = Plan {
+        files: vec![
+            ("v1.schema.json", pretty(&schema)),
+            ("contract.toml", manifest.into_bytes()),
+        ],
+        accepted: accepted
+            .iter()
+            .zip(sample_paths)
+            .map(|((name, body, r), path)| Written {
+                name: name.clone(),
+                bytes: pretty(body),
+                request: r,
+                sample: path,
+            })
+            .collect(),
+        rejected: learned.rejected,
+        unlearned: Vec::new(),
+        cost,
+    };
+    write_plan(options, request, &plan, scaffold)
+}
 
+/// What a scaffold writes: the contract folder's files, the accepted fixtures, the given
+/// near misses known rejected and those still to be judged by the contract written (not
+/// learned from: written when it rejects them, left for review when not), and what the
+/// adversary's variants of the samples cost (their size times their values).
+struct Plan<'a> {
+    files: Vec<(&'static str, Vec<u8>)>,
+    accepted: Vec<Written<'a>>,
+    rejected: Vec<NearMiss>,
+    unlearned: Vec<NearMiss>,
+    cost: u64,
+}
+
+/// An accepted fixture to write: its name and bytes, its request, the sample it is.
+struct Written<'a> {
+    name: String,
+    bytes: Vec<u8>,
+    request: &'a Request,
+    sample: &'a Path,
+}
+
+/// Write `plan` under `options.out` (staged, confirmed, moved into place whole).
+fn write_plan(
+    options: &InitOptions,
+    request: &Request,
+    plan: &Plan<'_>,
+    scaffold: &mut Scaffold,
+) -> Result<(), InitError> {
     let contract_dir = options.out.join("schemas").join(&options.tool);
     let corpus_dir = options.out.join("corpora").join(&options.tool);
     refuse_existing(&[&contract_dir, &corpus_dir])?;
@@ -168,36 +265,16 @@ pub fn init(options: &InitOptions) -> Result<Scaffold, InitError> {
     let staging = Staging {
         contract: staged_contract.path(),
         corpus: staged_corpus.path(),
-        request: &request,
+        request,
     };
-    let manifest = manifest(
-        &options.tool,
-        limits.max_bytes,
-        limits.max_depth,
-        &fields,
-        &checks,
-        &fresh_checks,
-    );
-    let schema = envelope(&options.tool, learned.data_schema, &id_pattern);
-    let fixtures = Fixtures {
-        samples: &samples,
-        accepted: &accepted,
-        accepted_bodies: &accepted_bodies,
-    };
-    let outcome = fill_stage(
-        &staging,
-        (&schema, &manifest),
-        &fixtures,
-        &learned.rejected,
-        &mut scaffold,
-    )
-    .and_then(|()| place(&staging, &contract_dir, &corpus_dir));
+    let outcome = fill_stage(&staging, plan, scaffold)
+        .and_then(|()| place(&staging, &contract_dir, &corpus_dir));
     // Dropping the staging folders removes whatever is left of them (nothing once moved).
     drop((staged_contract, staged_corpus));
     outcome?;
     scaffold.contract = contract_dir;
     scaffold.corpus = corpus_dir;
-    Ok(scaffold)
+    Ok(())
 }
 
 /// Init never overwrites a contract: none of `dirs` may exist.
@@ -212,44 +289,35 @@ fn refuse_existing(dirs: &[&PathBuf]) -> Result<(), InitError> {
     Ok(())
 }
 
-/// The fixtures of the samples: the samples read, the accepted fixtures and their bodies
-/// as bytes.
-struct Fixtures<'a> {
-    samples: &'a Samples<'a>,
-    accepted: &'a [Accepted<'a>],
-    accepted_bodies: &'a [(Vec<u8>, &'a Request)],
-}
-
 /// Fill the staging folders: the contract and fixtures written, every sample confirmed
-/// admitted by the scaffold's guard, then the adversary's near misses.
+/// admitted by the scaffold's guard, the given near misses not learned from judged, then
+/// the adversary's near misses.
 fn fill_stage(
     staging: &Staging<'_>,
-    (schema, manifest): (&Value, &str),
-    fixtures: &Fixtures<'_>,
-    near_misses: &[NearMiss],
+    plan: &Plan<'_>,
     scaffold: &mut Scaffold,
 ) -> Result<(), InitError> {
-    write_fixtures(
-        staging,
-        schema,
-        manifest,
-        fixtures.accepted,
-        near_misses,
-        scaffold,
-    )?;
+    let mut names = write_fixtures(staging, plan, scaffold)?;
+    let contract = Contract::load(staging.contract).map_err(InitError::Inferred)?;
+    let guard = Guard::new(contract.clone());
+    for near in &plan.unlearned {
+        if guard.admit(&near.request, &near.bytes).is_admitted() {
+            scaffold.review.push(format!(
+                "near miss {} is admitted (it was not written): init learns from near misses \
+                 for envelope contracts only; tighten the contract by hand",
+                near.name
+            ));
+        } else {
+            write_near_miss(staging, &mut names, &near.name, &near.bytes, &near.request)?;
+            scaffold.near_misses += 1;
+        }
+    }
+    let corpus = Corpus::load(staging.corpus)?;
+    confirm_samples(&guard, &corpus, &plan.accepted)?;
     // Near misses: the adversary's deterministic variants of the samples that the new
     // contract rejects, a few per class.
-    let contract = Contract::load(staging.contract).map_err(InitError::Inferred)?;
-    let corpus = Corpus::load(staging.corpus)?;
-    let guard = Guard::new(contract.clone());
-    confirm_samples(&guard, &corpus, fixtures.samples, fixtures.accepted)?;
     adversary_near_misses(
-        staging,
-        &contract,
-        &corpus,
-        &guard,
-        (fixtures.accepted, fixtures.accepted_bodies),
-        scaffold,
+        staging, &contract, &corpus, &guard, plan.cost, &mut names, scaffold,
     )
 }
 
@@ -421,6 +489,7 @@ fn review_fields(
             s.get("type") == Some(&json!("string"))
                 && s.get("enum").is_none()
                 && s.get("format").is_none()
+                && s.get("pattern").is_none()
         });
         if free && !checks.iter().any(|(_, f, _)| f == field) {
             scaffold.review.push(format!(
@@ -487,9 +556,15 @@ fn limits_of(accepted: &[Accepted<'_>], samples: &Samples<'_>, scaffold: &mut Sc
         .iter()
         .map(|(_, body, _)| pretty(body).len())
         .fold(samples.largest, usize::max);
+    limits_for(largest, samples.deepest, scaffold)
+}
+
+/// The limits for samples of `largest` bytes as written and `deepest` levels: 4 × the
+/// largest, at least 4096; the deepest + 4; both under the ceilings.
+fn limits_for(largest: usize, deepest: usize, scaffold: &mut Scaffold) -> Limits {
     let max_bytes = (largest.max(1024) * 4).next_multiple_of(1024).max(4096) as u64;
     let max_bytes = max_bytes.min(MAX_BYTES_CEILING);
-    let max_depth = (samples.deepest + 4).min(MAX_DEPTH_CEILING);
+    let max_depth = (deepest + 4).min(MAX_DEPTH_CEILING);
     scaffold.inferred.push(format!(
         "limits: max_bytes {max_bytes} (4 × the largest sample as written, at least 4096), max_depth {max_depth} (the deepest sample + 4)"
     ));
@@ -497,104 +572,6 @@ fn limits_of(accepted: &[Accepted<'_>], samples: &Samples<'_>, scaffold: &mut Sc
         max_bytes,
         max_depth,
     }
-}
-
-/// A guard of the scaffold for a data schema and freshness windows.
-type TrialGuard<'a> = dyn Fn(&Value, &[learn::FreshBounds]) -> Result<Guard, InitError> + 'a;
-
-/// What learning from near misses works with: the samples, their instants and accepted
-/// bodies, and a guard of the scaffold for a schema and freshness windows.
-struct Learning<'a> {
-    data: &'a [Value],
-    nows: &'a [Timestamp],
-    accepted_bodies: &'a [(Vec<u8>, &'a Request)],
-    trial: &'a TrialGuard<'a>,
-}
-
-/// What the given near misses taught: the data schema and freshness windows, and the near
-/// misses the scaffold now rejects (the fixtures to write).
-struct Learned {
-    data_schema: Value,
-    fresh: Vec<learn::FreshBounds>,
-    rejected: Vec<NearMiss>,
-}
-
-/// Learn from each given near miss the scaffold admits the first candidate that makes
-/// the guard reject it while still admitting every sample; one it cannot learn from is
-/// left for review (and not written).
-fn learn_from_near_misses(
-    given: Vec<NearMiss>,
-    data_schema: Value,
-    learning: &Learning<'_>,
-    scaffold: &mut Scaffold,
-) -> Result<Learned, InitError> {
-    let mut learned = Learned {
-        data_schema,
-        fresh: Vec::new(),
-        rejected: Vec::new(),
-    };
-    for near in given {
-        let guard = (learning.trial)(&learned.data_schema, &learned.fresh)?;
-        if !guard.admit(&near.request, &near.bytes).is_admitted() {
-            learned.rejected.push(near);
-            continue;
-        }
-        match learn_one(&near, &learned, learning) {
-            Some((candidate, schema, bounds)) => {
-                scaffold.inferred.push(format!(
-                    "{}: learned from near miss {}",
-                    candidate.describe(),
-                    near.name
-                ));
-                learned.data_schema = schema;
-                learned.fresh = bounds;
-                learned.rejected.push(near);
-            }
-            None => scaffold.review.push(format!(
-                "near miss {} is admitted and nothing learned from it rejects it (it was not \
-                 written): tighten the contract by hand",
-                near.name
-            )),
-        }
-    }
-    Ok(learned)
-}
-
-/// The first candidate learned from an admitted near miss (its `data`, or the object
-/// alone) whose schema and windows reject it and keep every sample.
-fn learn_one(
-    near: &NearMiss,
-    learned: &Learned,
-    learning: &Learning<'_>,
-) -> Option<(learn::Tightening, Value, Vec<learn::FreshBounds>)> {
-    let ours = parse(&near.bytes, MAX_DEPTH_CEILING).ok().and_then(|v| {
-        match v.get("outcome").and_then(Value::as_str) {
-            Some("success") => v.get("data").cloned(),
-            Some(_) => None,
-            None => v.is_object().then_some(v),
-        }
-    });
-    ours.and_then(|ours| {
-        learn::candidates(
-            learning.data,
-            learning.nows,
-            &ours,
-            near.request.now,
-            &learned.data_schema,
-        )
-        .into_iter()
-        .find_map(|candidate| {
-            let (mut schema, mut bounds) = (learned.data_schema.clone(), learned.fresh.clone());
-            candidate.apply(&mut schema, &mut bounds);
-            let guard = (learning.trial)(&schema, &bounds).ok()?;
-            let samples_kept = learning
-                .accepted_bodies
-                .iter()
-                .all(|(body, r)| guard.admit(r, body).is_admitted());
-            (samples_kept && !guard.admit(&near.request, &near.bytes).is_admitted())
-                .then_some((candidate, schema, bounds))
-        })
-    })
 }
 
 /// A hidden staging folder beside `dir`, created exclusively under a random name.
@@ -622,50 +599,68 @@ fn write_staged(path: &Path, bytes: &[u8]) -> Result<(), InitError> {
     std::fs::write(path, bytes).map_err(write_error(path))
 }
 
-/// Write the contract (schema, manifest) and the corpus (request, accepted fixtures,
-/// rejected given near misses), each fixture's own request beside it when it differs.
+/// Write the contract's files and the corpus (request, accepted fixtures, rejected given
+/// near misses), each fixture's own request beside it when it differs; the near-miss
+/// names taken.
 fn write_fixtures(
     staging: &Staging<'_>,
-    schema: &Value,
-    manifest: &str,
-    accepted: &[Accepted<'_>],
-    near_misses: &[NearMiss],
+    plan: &Plan<'_>,
     scaffold: &mut Scaffold,
-) -> Result<(), InitError> {
+) -> Result<names::Names, InitError> {
     let (stage_contract, stage_corpus, request) =
         (staging.contract, staging.corpus, staging.request);
-    write_staged(&stage_contract.join("v1.schema.json"), &pretty(schema))?;
-    write_staged(&stage_contract.join("contract.toml"), manifest.as_bytes())?;
+    for (name, bytes) in &plan.files {
+        write_staged(&stage_contract.join(name), bytes)?;
+    }
     write_staged(
         &stage_corpus.join("request.json"),
         &pretty(&serde_json::to_value(request).unwrap_or_default()),
     )?;
-    for (name, body, own) in accepted {
+    for fixture in &plan.accepted {
+        let name = &fixture.name;
         write_staged(
             &stage_corpus.join(format!("accepted/{name}.json")),
-            &pretty(body),
+            &fixture.bytes,
         )?;
-        if **own != *request {
+        if *fixture.request != *request {
             write_staged(
                 &stage_corpus.join(format!("accepted/{name}.request.json")),
-                &pretty(&serde_json::to_value(own).unwrap_or_default()),
+                &pretty(&serde_json::to_value(fixture.request).unwrap_or_default()),
             )?;
         }
         scaffold.accepted += 1;
     }
-    for near in near_misses {
-        let stem = file_component(&near.name);
-        write_staged(
-            &stage_corpus.join(format!("near_miss/{stem}.json")),
-            &near.bytes,
-        )?;
-        if near.request != *request {
-            write_staged(
-                &stage_corpus.join(format!("near_miss/{stem}.request.json")),
-                &pretty(&serde_json::to_value(&near.request).unwrap_or_default()),
-            )?;
-        }
+    let mut names = names::Names::default();
+    for near in &plan.rejected {
+        write_near_miss(staging, &mut names, &near.name, &near.bytes, &near.request)?;
         scaffold.near_misses += 1;
+    }
+    Ok(names)
+}
+
+/// Write a near miss under a name not yet taken (`NAME-2`, `NAME-3` on a clash), its
+/// request beside it when it is not the corpus's.
+fn write_near_miss(
+    staging: &Staging<'_>,
+    names: &mut names::Names,
+    name: &str,
+    bytes: &[u8],
+    own: &Request,
+) -> Result<(), InitError> {
+    let stem = names.take(&file_component(name));
+    write_staged(
+        &staging.corpus.join(format!("near_miss/{stem}.json")),
+        bytes,
+    )?;
+    let mut own = own.clone();
+    own.tool = None;
+    if own != *staging.request {
+        write_staged(
+            &staging
+                .corpus
+                .join(format!("near_miss/{stem}.request.json")),
+            &pretty(&serde_json::to_value(&own).unwrap_or_default()),
+        )?;
     }
     Ok(())
 }
@@ -675,19 +670,15 @@ fn write_fixtures(
 fn confirm_samples(
     guard: &Guard,
     corpus: &Corpus,
-    samples: &Samples<'_>,
-    accepted: &[Accepted<'_>],
+    accepted: &[Written<'_>],
 ) -> Result<(), InitError> {
     for fixture in &corpus.fixtures {
         let admission = guard.admit(&fixture.request, &fixture.bytes);
         if admission.is_admitted() != (fixture.expect == crate::corpus::Expect::Accept) {
-            let sample = samples
-                .data_paths
+            let sample = accepted
                 .iter()
-                .chain(&samples.failure_paths)
-                .zip(accepted)
-                .find(|(_, (name, _, _))| *name == fixture.name)
-                .map_or_else(|| PathBuf::from(&fixture.name), |(p, _)| p.to_path_buf());
+                .find(|w| w.name == fixture.name)
+                .map_or_else(|| PathBuf::from(&fixture.name), |w| w.sample.to_path_buf());
             return Err(InitError::Unfit {
                 sample,
                 diagnostic: admission.diagnostic().cloned(),
@@ -697,24 +688,21 @@ fn confirm_samples(
     Ok(())
 }
 
-/// Near misses from the adversary's deterministic variants the guard rejects: at most
-/// two per class and [`NEAR_MISS_MAX`] in all, bodies up to 64 KiB; none when the samples
-/// cost more than [`CATALOGUE_BUDGET`] (left for review).
+/// Near misses from the adversary's deterministic variants the guard rejects, each named
+/// after how it differs ([`names::near_miss_name`]): at most two per class and
+/// [`NEAR_MISS_MAX`] in all, bodies up to 64 KiB; none when the samples cost more than
+/// [`CATALOGUE_BUDGET`] (left for review).
 fn adversary_near_misses(
     staging: &Staging<'_>,
     contract: &Contract,
     corpus: &Corpus,
     guard: &Guard,
-    (accepted, accepted_bodies): (&[Accepted<'_>], &[(Vec<u8>, &Request)]),
+    cost: u64,
+    names: &mut names::Names,
     scaffold: &mut Scaffold,
 ) -> Result<(), InitError> {
     let mut per_class: std::collections::BTreeMap<String, usize> = Default::default();
     let given_count = scaffold.near_misses;
-    let cost: u64 = accepted
-        .iter()
-        .zip(accepted_bodies)
-        .map(|((_, body, _), (bytes, _))| (bytes.len() as u64).saturating_mul(values_in(body)))
-        .fold(0, u64::saturating_add);
     let variants = if cost <= CATALOGUE_BUDGET {
         generate(contract, corpus, 0, 0)
     } else {
@@ -738,21 +726,8 @@ fn adversary_near_misses(
             continue;
         }
         *taken += 1;
-        let stem = file_component(&format!("{}_{}", case.class, scaffold.near_misses));
-        write_staged(
-            &staging.corpus.join(format!("near_miss/{stem}.json")),
-            bytes,
-        )?;
-        let mut own = case.request.clone();
-        own.tool = None;
-        if own != *staging.request {
-            write_staged(
-                &staging
-                    .corpus
-                    .join(format!("near_miss/{stem}.request.json")),
-                &pretty(&serde_json::to_value(&own).unwrap_or_default()),
-            )?;
-        }
+        let name = names::near_miss_name(&case);
+        write_near_miss(staging, names, &name, bytes, &case.request)?;
         scaffold.near_misses += 1;
     }
     Ok(())
@@ -779,68 +754,27 @@ fn pretty(value: &Value) -> Vec<u8> {
     text
 }
 
-/// A near miss the user gave: its name, bytes and the request it answers.
-struct NearMiss {
-    name: String,
-    bytes: Vec<u8>,
-    request: Request,
-}
-
 /// The request a sample or near miss answers: `NAME.request.json` beside it, else `request`.
 fn own_request(path: &Path, request: &Request) -> Result<Request, InitError> {
-    let name = crate::corpus::fixture_name(path);
+    own_request_as(path, &crate::corpus::fixture_name(path), request)
+}
+
+/// The name of a raw input's file (a command's output, a vendor body): without `.json`,
+/// or without its other extension (`main.txt` → `main`).
+fn raw_name(path: &Path) -> String {
+    match (path.extension(), path.file_stem()) {
+        (Some(extension), Some(stem)) if extension != "json" => stem.to_string_lossy().into_owned(),
+        _ => crate::corpus::fixture_name(path),
+    }
+}
+
+/// The request the file at `path` named `name` answers: `name.request.json` beside it,
+/// else `request`.
+fn own_request_as(path: &Path, name: &str, request: &Request) -> Result<Request, InitError> {
     let own = path.with_file_name(format!("{name}.request.json"));
     if own.is_file() {
         Ok(crate::corpus::read_request(&own)?)
     } else {
         Ok(request.clone())
     }
-}
-
-/// The near misses given, each with its own request (`NAME.request.json` beside it, else
-/// `request`); one given as the `data` object alone is wrapped like a sample.
-fn read_near_misses(
-    tool: &str,
-    paths: &[PathBuf],
-    request: &Request,
-) -> Result<Vec<NearMiss>, InitError> {
-    let mut out = Vec::new();
-    for path in paths {
-        let name = crate::corpus::fixture_name(path);
-        if name.ends_with(".request") {
-            continue; // a request file given by a glob
-        }
-        let bytes = crate::corpus::read_bounded(
-            path,
-            MAX_BYTES_CEILING,
-            "a near miss is a response, at most 64 MiB",
-        )?;
-        let request = own_request(path, request)?;
-        let bytes = as_response(tool, &request, bytes);
-        out.push(NearMiss {
-            name,
-            bytes,
-            request,
-        });
-    }
-    Ok(out)
-}
-
-/// A near miss as a whole response: one given as the `data` object alone (a JSON
-/// object without `outcome`, as a sample may be) wrapped into the success envelope around
-/// its own bytes, so its oddities (a duplicate member, a number's spelling) are kept;
-/// an envelope, or anything that is not a JSON object, as it is.
-fn as_response(tool: &str, request: &Request, bytes: Vec<u8>) -> Vec<u8> {
-    let data_alone = serde_json::from_slice::<Value>(&bytes)
-        .is_ok_and(|v| v.as_object().is_some_and(|o| !o.contains_key("outcome")));
-    if !data_alone {
-        return bytes;
-    }
-    let head = json!({"tool": tool, "request_id": request.request_id, "outcome": "success"});
-    let mut out = serde_json::to_vec(&head).unwrap_or_default();
-    out.pop(); // its closing brace
-    out.extend_from_slice(b",\"data\":");
-    out.extend_from_slice(&bytes);
-    out.push(b'}');
-    out
 }
