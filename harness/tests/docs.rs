@@ -998,3 +998,68 @@ fn every_run_summary_in_the_docs_is_compared_with_a_run() {
         }
     }
 }
+
+/// Every `airlock init` command docs/init.md shows runs as written (from the repository
+/// root, `--out` a scratch folder), and what it scaffolds passes `airlock check` and has
+/// no lint error: the envelope, `--vendor` and `--lines` examples alike.
+#[test]
+fn every_init_command_of_the_init_page_scaffolds_a_contract_that_checks_clean() {
+    let page = read("docs/init.md");
+    let mut ran = Vec::new();
+    for block in page.split("```sh\n").skip(1) {
+        let block = &block[..block.find("```").unwrap()];
+        let command = block.replace("\\\n", " ");
+        let Some(line) = command.lines().find(|l| l.starts_with("airlock init ")) else {
+            continue;
+        };
+        if line.contains("TOOL") {
+            continue; // the usage line
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let tool = words[2];
+        let tmp = tempfile::tempdir().unwrap();
+        let out_dir = tmp.path().join("scaffold");
+        let mut args: Vec<String> = words[1..].iter().map(|w| w.to_string()).collect();
+        let at = args.iter().position(|w| w == "--out").expect("--out");
+        args[at + 1] = out_dir.to_string_lossy().into_owned();
+        let run = |args: &[String]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+                .args(args)
+                .current_dir(root())
+                .output()
+                .unwrap()
+        };
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{line}: {out:?}");
+        let contract = out_dir
+            .join("schemas")
+            .join(tool)
+            .to_string_lossy()
+            .into_owned();
+        let check = run(&[
+            "check".into(),
+            "--contract".into(),
+            contract.clone(),
+            "--quiet".into(),
+        ]);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{line}: the scaffold does not check clean:\n{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+        let lint = run(&["lint".into(), "--contract".into(), contract]);
+        assert_eq!(
+            lint.status.code(),
+            Some(0),
+            "{line}: lint errors:\n{}",
+            String::from_utf8_lossy(&lint.stdout)
+        );
+        ran.push(tool.to_owned());
+    }
+    assert_eq!(
+        ran,
+        ["pr_review_status", "ci_pipeline", "git_head"],
+        "{ran:?}"
+    );
+}
