@@ -116,7 +116,7 @@ fn max_duration_bounds_a_run_whose_adapter_answers_slowly_but_in_time() {
 
 /// The guard with the tool of every agent value misspelled: a `value` finding on every
 /// case, in every class.
-struct WrongTool(GuardAdapter);
+pub(crate) struct WrongTool(pub(crate) GuardAdapter);
 
 impl Adapter for WrongTool {
     fn answer(&mut self, request: &Request, upstream: &Upstream) -> Result<Answer, AdapterFailure> {
@@ -128,7 +128,7 @@ impl Adapter for WrongTool {
     }
 }
 
-fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();

@@ -325,3 +325,109 @@ fn a_lax_command_output_reader_is_caught_in_the_lines_classes() {
         );
     }
 }
+
+/// `--replay` of a case whose finding shrinks: the shrunk case, its body and what the
+/// reference and the adapter said about it are written beside the reproducer (never over
+/// it), the report's finding names the shrunk reproducer, and it replays.
+#[test]
+fn replaying_a_shrinkable_finding_writes_the_shrunk_case_and_its_answer_beside_the_reproducer() {
+    use base64::Engine as _;
+    let (code, report, _reproducers) = script_keeping_reproducers("leak.py", "5000");
+    assert_eq!(code, Some(1));
+    // A leak of an extra member, its body padded with white space the shrink removes.
+    let finding = report["contracts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["class"] == "extra_property" && f["kind"] == "leak" && f["reproducer"].is_string()
+        })
+        .unwrap_or_else(|| panic!("no extra_property leak with a reproducer: {report}"));
+    let mut reproducer: Value =
+        serde_json::from_slice(&std::fs::read(finding["reproducer"].as_str().unwrap()).unwrap())
+            .unwrap();
+    let engine = base64::engine::general_purpose::STANDARD;
+    let body = engine
+        .decode(reproducer["case"]["upstream"]["body"].as_str().unwrap())
+        .unwrap();
+    let mut padded = b"{".to_vec();
+    padded.extend(std::iter::repeat_n(b' ', 300));
+    padded.extend(&body[1..]);
+    reproducer["case"]["upstream"]["body"] = Value::from(engine.encode(&padded));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("padded.case.json");
+    let original = serde_json::to_vec_pretty(&reproducer).unwrap();
+    std::fs::write(&input, &original).unwrap();
+
+    let command = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let replay = |file: &std::path::Path| {
+        airlock(
+            &[
+                "check",
+                "--replay",
+                file.to_str().unwrap(),
+                "--adapter-cmd",
+                &command,
+                "--format",
+                "json",
+            ],
+            b"",
+        )
+    };
+    let out = replay(&input);
+    assert_eq!(out.status.code(), Some(1), "the replay reproduces the leak");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let shrunk_case = dir.path().join("padded.shrunk.case.json");
+    assert!(
+        stderr.contains(&format!("shrunk case written: {}", shrunk_case.display())),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        original,
+        "the input is kept"
+    );
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &replayed["contracts"][0]["findings"][0];
+    assert!(
+        first["message"].as_str().unwrap().contains("(shrunk from"),
+        "{first}"
+    );
+    assert_eq!(
+        first["reproducer"],
+        shrunk_case.to_str().unwrap(),
+        "{first}"
+    );
+    // The body, smaller than the padded one, and the shrunk case's answers.
+    let shrunk_body = std::fs::read(dir.path().join("padded.shrunk.json")).unwrap();
+    assert!(shrunk_body.len() < padded.len(), "{}", shrunk_body.len());
+    let answer: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("padded.shrunk.answer.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answer["shrunk_bytes"], shrunk_body.len(), "{answer}");
+    assert_eq!(answer["original_bytes"], padded.len(), "{answer}");
+    assert_eq!(answer["expected"]["outcome"], "failure", "{answer}");
+    assert!(answer["actual"].is_object(), "{answer}");
+    assert!(
+        answer["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "leak"),
+        "{answer}"
+    );
+    let case: Value = serde_json::from_slice(&std::fs::read(&shrunk_case).unwrap()).unwrap();
+    assert_eq!(
+        engine
+            .decode(case["case"]["upstream"]["body"].as_str().unwrap())
+            .unwrap(),
+        shrunk_body
+    );
+    // The shrunk case is a reproducer of its own: the leak again.
+    let again = replay(&shrunk_case);
+    assert_eq!(again.status.code(), Some(1));
+}

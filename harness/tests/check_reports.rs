@@ -46,7 +46,15 @@ fn every_report_format_renders_the_findings() {
     );
     let sarif: Value = serde_json::from_str(&report.sarif()).unwrap();
     let results = sarif["runs"][0]["results"].as_array().unwrap();
-    assert_eq!(results.len(), report.findings().count());
+    // The first findings of each class and kind; the rest counted.
+    assert_eq!(
+        results.len() + report.findings_omitted(),
+        report.findings().count()
+    );
+    assert_eq!(
+        sarif["runs"][0]["properties"]["findingsOmitted"],
+        report.findings_omitted()
+    );
     let uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         .as_str()
         .unwrap();
@@ -113,9 +121,10 @@ fn one_run_writes_every_report_sarif_valid_and_junit_readable_with_a_summary() {
     assert!(cases
         .iter()
         .all(|c| c.classname.as_deref() == Some("review_status")));
+    // The findings a report leaves out stand as one failing test case per class.
     let failing: BTreeSet<&str> = cases
         .iter()
-        .filter(|c| c.status.is_failure())
+        .filter(|c| c.status.is_failure() && !c.name.ends_with(" more findings"))
         // The reader names a case `classname::name`.
         .map(|c| c.name.strip_prefix("review_status::").unwrap_or(&c.name))
         .collect();
@@ -522,4 +531,201 @@ fn certify_writes_sarif_and_junit_of_its_certificate() {
     let breaking = changes.iter().filter(|c| c["class"] == "breaking").count();
     assert!(breaking > 0);
     assert_eq!(failing, breaking);
+}
+
+/// A report of review_status by an adapter that misspells the tool of every agent value:
+/// a `value` finding on every case of every class.
+fn every_case_wrong() -> airlock_harness::Report {
+    let mut adapter = crate::bounds::WrongTool(GuardAdapter::new([guard("review_status")]));
+    Check::contract(contract_dir("review_status"))
+        .random_cases(0)
+        .run(&mut adapter)
+        .unwrap()
+}
+
+#[test]
+fn reports_show_the_first_findings_of_each_class_and_kind_and_count_the_rest() {
+    use airlock_harness::check::MAX_FINDINGS_SHOWN_PER_CLASS as MAX;
+    let mut report = every_case_wrong();
+    let total = report.findings().count();
+    let omitted = report.findings_omitted();
+    assert!(omitted > 0 && omitted < total, "{omitted} of {total}");
+    // Display only: the run still fails on every finding.
+    assert_eq!(report.conclusion(), airlock_harness::Conclusion::Findings);
+
+    let json: Value = serde_json::from_str(&report.json()).unwrap();
+    let contract = &json["contracts"][0];
+    let shown = contract["findings"].as_array().unwrap();
+    assert_eq!(json["totals"]["findings"], total);
+    assert_eq!(json["totals"]["findings_omitted"], omitted);
+    assert_eq!(json["findings_shown_per_class"], MAX);
+    assert_eq!(shown.len() + omitted, total);
+    let mut per_class: std::collections::BTreeMap<&str, usize> = Default::default();
+    for f in shown {
+        *per_class.entry(f["class"].as_str().unwrap()).or_default() += 1;
+    }
+    for (class, n) in &per_class {
+        assert!(*n <= MAX, "{class}: {n}");
+        let left = contract["findings_omitted"][class]["value"]
+            .as_u64()
+            .unwrap_or(0) as usize;
+        assert_eq!(
+            n + left,
+            contract["classes"][class]["findings"].as_u64().unwrap() as usize,
+            "{class}"
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let sarif_path = dir.path().join("r.sarif");
+    std::fs::write(&sarif_path, report.sarif()).unwrap();
+    let sarif = valid_sarif(&sarif_path);
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), shown.len());
+    assert_eq!(run["properties"]["findingsOmitted"], omitted);
+    let notes = run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        notes.contains(&format!("{omitted} more findings not shown")),
+        "{notes}"
+    );
+
+    let human = report.human(false);
+    assert!(
+        human.contains(&format!("review_status: {omitted} more findings not shown")),
+        "{human}"
+    );
+    assert_eq!(
+        human.matches("\nvalue review_status ").count() + 1,
+        shown.len()
+    );
+    let junit =
+        junit_parser::from_reader(std::io::Cursor::new(report.junit().into_bytes())).unwrap();
+    let omitted_cases = junit.suites[0]
+        .cases
+        .iter()
+        .filter(|c| c.name.contains("more findings") && c.status.is_failure())
+        .count();
+    assert!(omitted_cases > 0);
+
+    // Every finding when asked.
+    report.show_every_finding();
+    let json: Value = serde_json::from_str(&report.json()).unwrap();
+    assert_eq!(
+        json["contracts"][0]["findings"].as_array().unwrap().len(),
+        total
+    );
+    assert_eq!(json["totals"]["findings_omitted"], 0);
+    assert_eq!(
+        json["contracts"][0]["findings_omitted"],
+        serde_json::json!({})
+    );
+    let sarif: Value = serde_json::from_str(&report.sarif()).unwrap();
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), total);
+    assert!(!report.human(false).contains("more findings not shown"));
+}
+
+#[test]
+fn all_findings_lists_every_finding_of_a_run_and_the_exit_code_counts_them_either_way() {
+    let adapter = format!(
+        "python3 {}",
+        root().join("harness/tests/adapters/leak.py").display()
+    );
+    let run = |more: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--cases",
+            "10",
+            "--quiet",
+            "--format",
+            "json",
+            "--adapter-cmd",
+            &adapter,
+            "--reproducers",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend(more);
+        let out = airlock(&args, b"");
+        assert_eq!(out.status.code(), Some(1));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let bounded = run(&[]);
+    let every = run(&["--all-findings"]);
+    let total = bounded["totals"]["findings"].as_u64().unwrap();
+    let omitted = bounded["totals"]["findings_omitted"].as_u64().unwrap();
+    assert!(omitted > 0, "{}", bounded["totals"]);
+    assert_eq!(
+        bounded["contracts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .len() as u64
+            + omitted,
+        total
+    );
+    assert_eq!(every["totals"]["findings"], total);
+    assert_eq!(every["totals"]["findings_omitted"], 0);
+    assert_eq!(
+        every["contracts"][0]["findings"].as_array().unwrap().len() as u64,
+        total
+    );
+}
+
+/// `assert_clean` of a run with thousands of findings: a panic message of a few
+/// kilobytes (counts, the first findings, reproduce lines) and the reproducers written
+/// in the folder given, each replaying the finding.
+#[test]
+fn assert_clean_panics_with_a_short_summary_and_writes_its_reproducers() {
+    let report = every_case_wrong();
+    assert!(
+        report.human(false).len() > 100_000,
+        "the old message's size"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        report.assert_clean_in(dir.path());
+    }))
+    .expect_err("findings fail");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.len() < 4096, "{} bytes: {message}", message.len());
+    let findings = report.findings().count();
+    assert!(
+        message.contains(&format!("{findings} findings")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("review_status: value {findings}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("first findings:\n  value review_status "),
+        "{message}"
+    );
+    let written = crate::bounds::files_under(dir.path(), ".case.json");
+    assert!(!written.is_empty());
+    assert!(
+        message.contains(&format!(
+            "{} reproducers written under {}",
+            written.len(),
+            dir.path().display()
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "airlock check --replay {}",
+            dir.path().join("review_status").display()
+        )),
+        "{message}"
+    );
+    // Written with an absolute contract folder: it replays from anywhere.
+    let reproducer: airlock_harness::Reproducer =
+        serde_json::from_slice(&std::fs::read(&written[0]).unwrap()).unwrap();
+    assert!(reproducer.contract.is_absolute());
+    let mut adapter = crate::bounds::WrongTool(GuardAdapter::new([guard("review_status")]));
+    let replayed = airlock_harness::check::replay(&reproducer, &mut adapter).unwrap();
+    assert!(replayed.findings().count() > 0);
 }

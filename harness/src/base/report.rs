@@ -9,17 +9,31 @@ use std::path::Path;
 /// A SARIF 2.1.0 log of one run of the tool `name` (`airlock`, `airlock lint`, …): its
 /// rules and results, pretty-printed.
 pub(crate) fn sarif_log(name: &str, rules: Vec<Value>, results: Vec<Value>) -> String {
+    sarif_run_log(name, rules, results, serde_json::Map::new())
+}
+
+/// [`sarif_log`] with more members of the run object (`properties`, `invocations`).
+pub(crate) fn sarif_run_log(
+    name: &str,
+    rules: Vec<Value>,
+    results: Vec<Value>,
+    more: serde_json::Map<String, Value>,
+) -> String {
+    let mut run = json!({
+        "tool": {"driver": {
+            "name": name,
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }},
+        "results": results,
+    });
+    if let Value::Object(members) = &mut run {
+        members.extend(more);
+    }
     let sarif = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": name,
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
+        "runs": [run],
     });
     serde_json::to_string_pretty(&sarif).unwrap_or_default()
 }

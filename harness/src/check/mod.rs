@@ -5,7 +5,7 @@
 use airlock_guard::{AgentValue, Request};
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, AdapterFailure, Answer};
@@ -16,6 +16,7 @@ use crate::cases::{Case, Expectation, Upstream};
 use report::{ContractReport, Finding, FindingKind, Report, Severity};
 
 mod baseline;
+mod clean;
 mod judge;
 pub mod report;
 mod reproduce;
@@ -25,13 +26,15 @@ mod shrink;
 pub use baseline::{
     Applied, Baseline, BaselineError, Entry as BaselineEntry, PLACEHOLDER_REASON, WRITTEN_DAYS,
 };
+pub use clean::default_reproducer_dir;
 use judge::judge;
 pub(crate) use judge::judge_answer;
 pub use judge::{diff, leaked};
-pub(crate) use reproduce::write_reproducer;
-pub use reproduce::{replay, Reproducer};
+pub use reproduce::{replay, replay_beside, Reproducer, ShrunkFiles};
+pub(crate) use reproduce::{write_reproducer, write_reproducer_file, Kept};
 pub use session::{
-    baseline_outcome, discard_empty, today, BaselineOutcome, Session, SessionError, SessionOptions,
+    baseline_outcome, discard_empty, today, BaselineOutcome, Ran, Session, SessionError,
+    SessionOptions,
 };
 pub(crate) use shrink::shrink_case;
 use shrink::{shrink, MAX_SHRINKS, SHRINKABLE};
@@ -51,6 +54,12 @@ pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
 /// Reproducers written per contract, variant class and kind of (first) finding; the
 /// others are counted in [`ContractReport::reproducers_not_written`].
 pub const MAX_REPRODUCERS_PER_CLASS: usize = 5;
+
+/// Findings a report shows in full per contract, variant class and finding kind; the
+/// others are counted (`findings_omitted`), unless every finding is asked for
+/// ([`Report::show_every_finding`], `--all-findings`). Display only: the conclusion
+/// counts every finding.
+pub const MAX_FINDINGS_SHOWN_PER_CLASS: usize = 20;
 
 /// Options of a check run.
 #[derive(Debug, Clone)]
@@ -291,6 +300,7 @@ pub fn run(
         seed: options.seed,
         contracts,
         elapsed: start.elapsed(),
+        shown_per_class: Some(MAX_FINDINGS_SHOWN_PER_CLASS),
     })
 }
 
@@ -519,29 +529,30 @@ fn reproduce(
         kind,
     } = *pending;
     // Past the cap (per class and kind) a finding gets no reproducer, and no shrinking
-    // either.
-    let write = options.reproducers.as_deref().filter(|_| {
+    // either. A run without a reproducer folder keeps those within the cap in the report
+    // instead (for `assert_clean` and a replay to write).
+    let within_cap = {
         let count = state
             .reproducers
             .entry((case.class.clone(), kind))
             .or_default();
         *count += 1;
         *count <= MAX_REPRODUCERS_PER_CLASS
-    });
+    };
+    let write = options.reproducers.as_deref().filter(|_| within_cap);
     if options.reproducers.is_some() && write.is_none() {
         report.reproducers_not_written += 1;
     }
     let mut minimal = None;
-    let shrinks = options.reproducers.is_none() || write.is_some();
     let in_time = deadline.is_none_or(|d| Instant::now() < d);
-    if let (Some(kind), true) = (kind, shrinks && state.shrunk < MAX_SHRINKS && in_time) {
+    if let (Some(kind), true) = (kind, within_cap && state.shrunk < MAX_SHRINKS && in_time) {
         if SHRINKABLE.contains(&kind) {
             state.shrunk += 1;
             let guard = &subject.guard;
             minimal = shrink(guard, case, request, reference, kind, deadline, adapter);
         }
     }
-    let written = minimal.as_ref().unwrap_or(case);
+    let written = minimal.as_ref().map_or(case, |m| &m.case);
     let reproducer = match write {
         Some(dir) => Some(write_reproducer(
             dir,
@@ -552,13 +563,44 @@ fn reproduce(
         )?),
         None => None,
     };
+    if options.reproducers.is_none() && within_cap {
+        let contract = subject.guard.contract();
+        let mut kept_case = written.clone();
+        kept_case.request = request.clone();
+        let body_len = |c: &Case| match &c.upstream {
+            Upstream::Body(bytes) => bytes.len(),
+            Upstream::Transport(_) => 0,
+        };
+        report.kept.push(Kept {
+            tool: contract.tool().to_owned(),
+            shrunk: minimal.as_ref().map(|m| reproduce::ShrunkAnswer {
+                original_bytes: body_len(case),
+                shrunk_bytes: body_len(&m.case),
+                expected: m.expected.clone(),
+                actual: m.actual.clone(),
+                findings: m
+                    .findings
+                    .iter()
+                    .map(|(kind, message)| reproduce::ShrunkFinding {
+                        kind: *kind,
+                        message: message.clone(),
+                    })
+                    .collect(),
+            }),
+            reproducer: Reproducer {
+                contract: contract.dir().map(Path::to_path_buf).unwrap_or_default(),
+                seed: options.seed,
+                case: kept_case,
+            },
+        });
+    }
     for finding in &mut report.findings[first_finding..] {
         if finding.case != case.id {
             break;
         }
         finding.reproducer.clone_from(&reproducer);
         if let (Some(small), Upstream::Body(original)) = (&minimal, &case.upstream) {
-            if let Upstream::Body(bytes) = &small.upstream {
+            if let Upstream::Body(bytes) = &small.case.upstream {
                 finding.message.push_str(&format!(
                     " (shrunk from {} to {} bytes)",
                     original.len(),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::base::report::{line_of, relative, sarif_log, Align, Table};
+use crate::base::report::{line_of, relative, sarif_run_log, Align, Table};
 
 pub use crate::base::report::{markdown_text, printable, visible};
 use crate::cases::Case;
@@ -236,6 +236,28 @@ pub struct ContractReport {
     /// Findings whose reproducer was not written: past the cap per variant class and
     /// finding kind.
     pub reproducers_not_written: usize,
+    /// Reproducers of a run without a reproducer folder, within the cap: written by
+    /// [`Report::assert_clean`] (or beside a replayed file).
+    #[serde(skip)]
+    pub(crate) kept: Vec<crate::check::Kept>,
+}
+
+/// What a rendering shows of one contract: the first findings and contract errors of
+/// each variant class and finding kind, and how many of the others it leaves out.
+pub(crate) struct Shown<'a> {
+    /// Findings on the adapter shown, in run order.
+    pub findings: Vec<&'a Finding>,
+    /// Contract errors shown, in order.
+    pub contract_errors: Vec<&'a Finding>,
+    /// Findings and contract errors left out, per class and kind.
+    pub omitted: BTreeMap<(&'a str, FindingKind), usize>,
+}
+
+impl Shown<'_> {
+    /// Findings and contract errors left out.
+    pub fn omitted_count(&self) -> usize {
+        self.omitted.values().sum()
+    }
 }
 
 impl ContractReport {
@@ -249,6 +271,41 @@ impl ContractReport {
             findings: Vec::new(),
             contract_errors: Vec::new(),
             reproducers_not_written: 0,
+            kept: Vec::new(),
+        }
+    }
+
+    /// What a report shows of this contract: the first `per_class` findings (and
+    /// contract errors) of each variant class and finding kind, every one when `None`.
+    pub(crate) fn shown<'a>(&'a self, per_class: Option<usize>) -> Shown<'a> {
+        let mut seen: BTreeMap<(&'a str, FindingKind), usize> = BTreeMap::new();
+        let mut take = |list: &'a [Finding]| -> Vec<usize> {
+            let mut shown = Vec::new();
+            for (i, f) in list.iter().enumerate() {
+                let n = seen.entry((f.class.as_str(), f.kind)).or_default();
+                *n += 1;
+                if per_class.is_none_or(|max| *n <= max) {
+                    shown.push(i);
+                }
+            }
+            shown
+        };
+        let errors = take(&self.contract_errors);
+        let findings = take(&self.findings);
+        let omitted = seen
+            .into_iter()
+            .filter_map(|(key, n)| {
+                let more = n.saturating_sub(per_class?);
+                (more > 0).then_some((key, more))
+            })
+            .collect();
+        Shown {
+            findings: findings.into_iter().map(|i| &self.findings[i]).collect(),
+            contract_errors: errors
+                .into_iter()
+                .map(|i| &self.contract_errors[i])
+                .collect(),
+            omitted,
         }
     }
 }
@@ -275,6 +332,37 @@ pub struct Report {
     /// Wall time.
     #[serde(serialize_with = "seconds")]
     pub elapsed: Duration,
+    /// Findings the renderings show in full per contract, variant class and finding kind
+    /// (the others are counted); `None`: every one. Default
+    /// [`MAX_FINDINGS_SHOWN_PER_CLASS`](crate::check::MAX_FINDINGS_SHOWN_PER_CLASS).
+    #[serde(skip)]
+    pub shown_per_class: Option<usize>,
+}
+
+/// `tool: N more findings not shown (…)` and one line per class with its counts per kind;
+/// nothing when nothing is left out.
+fn omitted_lines(tool: &str, shown: &Shown<'_>, per_class: Option<usize>) -> String {
+    let (total, Some(max)) = (shown.omitted_count(), per_class) else {
+        return String::new();
+    };
+    if total == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "{}: {total} more findings not shown (the first {max} per variant class and finding kind are; --all-findings shows every one)\n",
+        printable(tool)
+    );
+    let mut by_class: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for ((class, kind), n) in &shown.omitted {
+        by_class
+            .entry(class)
+            .or_default()
+            .push(format!("{} {n}", kind.as_str()));
+    }
+    for (class, counts) in by_class {
+        let _ = writeln!(out, "    {}: {}", printable(class), counts.join(", "));
+    }
+    out
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -282,6 +370,26 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 }
 
 impl Report {
+    /// Show every finding in the renderings (`--all-findings`), not only the first
+    /// [`MAX_FINDINGS_SHOWN_PER_CLASS`](crate::check::MAX_FINDINGS_SHOWN_PER_CLASS) per
+    /// contract, variant class and finding kind.
+    pub fn show_every_finding(&mut self) {
+        self.shown_per_class = None;
+    }
+
+    /// What the renderings show of each contract, in order.
+    pub(crate) fn shown(&self) -> Vec<Shown<'_>> {
+        self.contracts
+            .iter()
+            .map(|c| c.shown(self.shown_per_class))
+            .collect()
+    }
+
+    /// Findings and contract errors the renderings leave out (counted, not shown).
+    pub fn findings_omitted(&self) -> usize {
+        self.shown().iter().map(Shown::omitted_count).sum()
+    }
+
     /// Every finding on the adapter.
     pub fn findings(&self) -> impl Iterator<Item = &Finding> {
         self.contracts.iter().flat_map(|c| c.findings.iter())
@@ -317,18 +425,6 @@ impl Report {
         }
     }
 
-    /// Panic with every finding, readably, unless the run is clean: for an adapter
-    /// crate's own `#[test]`.
-    ///
-    /// # Panics
-    ///
-    /// When there is any finding or contract error.
-    pub fn assert_clean(&self) {
-        if self.conclusion() != Conclusion::Clean {
-            panic!("airlock check found problems:\n{}", self.human(false));
-        }
-    }
-
     /// The human rendering (colour with ANSI codes when `colour`).
     pub fn human(&self, colour: bool) -> String {
         let paint = |code: &str, text: &str| {
@@ -339,7 +435,12 @@ impl Report {
             }
         };
         let mut out = String::new();
-        for finding in self.contract_errors().chain(self.findings()) {
+        let shown = self.shown();
+        let listed = shown
+            .iter()
+            .flat_map(|s| s.contract_errors.iter())
+            .chain(shown.iter().flat_map(|s| s.findings.iter()));
+        for finding in listed {
             // Everything here may come from the adapter or the corpus: nothing reaches
             // the terminal unescaped.
             let mut kind = match finding.severity {
@@ -397,6 +498,9 @@ impl Report {
                 crate::check::MAX_REPRODUCERS_PER_CLASS
             );
         }
+        for (c, shown) in self.contracts.iter().zip(&shown) {
+            out.push_str(&omitted_lines(&c.tool, shown, self.shown_per_class));
+        }
         let mut table = Table::new(&[
             ("contract", Align::Left, 20),
             ("cases", Align::Right, 8),
@@ -443,7 +547,9 @@ impl Report {
         }
     }
 
-    /// The JSON rendering: `{"seed", "elapsed", "totals", "contracts": [...]}`.
+    /// The JSON rendering: `{"seed", "elapsed_seconds", "findings_shown_per_class",
+    /// "totals", "contracts": [...]}`; each contract lists the findings shown and counts
+    /// the others in `findings_omitted` (`{class: {kind: n}}`).
     pub fn json(&self) -> String {
         let mut by_kind = BTreeMap::new();
         for f in self.findings().chain(self.contract_errors()) {
@@ -453,18 +559,39 @@ impl Report {
         for f in self.findings() {
             *by_severity.entry(f.severity.as_str()).or_insert(0usize) += 1;
         }
+        let shown = self.shown();
+        // Each contract as its derived shape, its lists cut to what is shown and the rest
+        // counted per class and kind.
+        let contracts: Vec<Value> = self
+            .contracts
+            .iter()
+            .zip(&shown)
+            .map(|(c, shown)| {
+                let mut value = serde_json::to_value(c).unwrap_or_default();
+                value["findings"] = json!(shown.findings);
+                value["contract_errors"] = json!(shown.contract_errors);
+                let mut omitted: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+                for ((class, kind), n) in &shown.omitted {
+                    omitted.entry(class).or_default().insert(kind.as_str(), *n);
+                }
+                value["findings_omitted"] = json!(omitted);
+                value
+            })
+            .collect();
         let doc = json!({
             "seed": self.seed,
             "elapsed_seconds": self.elapsed.as_secs_f64(),
+            "findings_shown_per_class": self.shown_per_class,
             "totals": {
                 "contracts": self.contracts.len(),
                 "cases": self.cases(),
                 "findings": self.findings().count(),
                 "contract_errors": self.contract_errors().count(),
+                "findings_omitted": shown.iter().map(Shown::omitted_count).sum::<usize>(),
                 "by_kind": by_kind,
                 "by_severity": by_severity,
             },
-            "contracts": self.contracts,
+            "contracts": contracts,
         });
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     }
@@ -477,10 +604,10 @@ impl Report {
     pub fn junit(&self) -> String {
         use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
         let mut report = Junit::new("airlock check");
-        for c in &self.contracts {
+        for (c, shown) in self.contracts.iter().zip(self.shown()) {
             let mut suite = TestSuite::new(c.tool.clone());
             let mut by_case: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
-            for f in c.contract_errors.iter().chain(&c.findings) {
+            for f in shown.contract_errors.iter().chain(&shown.findings) {
                 by_case.entry(f.case.as_str()).or_default().push(f);
             }
             for (case, findings) in &by_case {
@@ -540,11 +667,57 @@ impl Report {
                 test.set_classname(c.tool.clone());
                 suite.add_test_case(test);
             }
+            // Every case with findings, shown or not, counts as failing.
+            let mut failing_cases: BTreeMap<&str, &str> = BTreeMap::new();
+            for f in c.contract_errors.iter().chain(&c.findings) {
+                failing_cases
+                    .entry(f.case.as_str())
+                    .or_insert(f.class.as_str());
+            }
+            let mut omitted: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+            for ((class, kind), n) in &shown.omitted {
+                omitted
+                    .entry(class)
+                    .or_default()
+                    .push(format!("{} {n}", kind.as_str()));
+            }
+            for (class, counts) in &omitted {
+                // One failing test case per class stands for the findings left out.
+                let total: usize = shown
+                    .omitted
+                    .iter()
+                    .filter(|((k, _), _)| k == class)
+                    .map(|(_, n)| n)
+                    .sum();
+                // Skipped, as a case is, when the baseline accepts every one left out.
+                let listed: std::collections::HashSet<*const Finding> = shown
+                    .findings
+                    .iter()
+                    .chain(&shown.contract_errors)
+                    .map(|f| std::ptr::from_ref(*f))
+                    .collect();
+                let accepted = c
+                    .contract_errors
+                    .iter()
+                    .chain(&c.findings)
+                    .filter(|f| f.class == *class && !listed.contains(&std::ptr::from_ref(*f)))
+                    .all(|f| f.baselined.is_some());
+                let mut status = if accepted {
+                    TestCaseStatus::skipped()
+                } else {
+                    TestCaseStatus::non_success(NonSuccessKind::Failure)
+                };
+                status.set_message(format!(
+                    "{total} more findings not shown: {} (--all-findings shows every one){}",
+                    counts.join(", "),
+                    if accepted { ", all baselined" } else { "" }
+                ));
+                let mut test = TestCase::new(format!("{class}: {total} more findings"), status);
+                test.set_classname(c.tool.clone());
+                suite.add_test_case(test);
+            }
             for (class, summary) in &c.classes {
-                let failing = by_case
-                    .values()
-                    .filter(|fs| fs.first().is_some_and(|f| &f.class == class))
-                    .count();
+                let failing = failing_cases.values().filter(|k| *k == class).count();
                 let passed = summary.cases.saturating_sub(failing);
                 if passed > 0 {
                     let mut test = TestCase::new(
@@ -579,9 +752,11 @@ impl Report {
                 })
             })
             .collect();
-        let results: Vec<Value> = self
-            .findings()
-            .chain(self.contract_errors())
+        let shown = self.shown();
+        let results: Vec<Value> = shown
+            .iter()
+            .flat_map(|s| s.findings.iter())
+            .chain(shown.iter().flat_map(|s| s.contract_errors.iter()))
             .map(|f| {
                 let rule_index = kinds.iter().position(|k| *k == f.kind).unwrap_or(0);
                 let level = match f.severity {
@@ -623,7 +798,43 @@ impl Report {
                 result
             })
             .collect();
-        sarif_log("airlock", rules, results)
+        // The findings left out: counted in the run's property bag (per contract, class
+        // and kind), and said in one notification of the invocation.
+        let mut run = serde_json::Map::new();
+        let omitted: Vec<Value> = self
+            .contracts
+            .iter()
+            .zip(&shown)
+            .flat_map(|(c, s)| {
+                s.omitted.iter().map(move |((class, kind), n)| {
+                    json!({"contract": c.tool, "class": class, "kind": kind.as_str(), "count": n})
+                })
+            })
+            .collect();
+        let total: usize = shown.iter().map(Shown::omitted_count).sum();
+        run.insert(
+            "properties".into(),
+            json!({
+                "findingsShownPerClass": self.shown_per_class,
+                "findingsOmitted": total,
+                "omitted": omitted,
+            }),
+        );
+        if let (true, Some(max)) = (total > 0, self.shown_per_class) {
+            run.insert(
+                "invocations".into(),
+                json!([{
+                    "executionSuccessful": true,
+                    "toolExecutionNotifications": [{
+                        "level": "note",
+                        "message": {"text": format!(
+                            "{total} more findings not shown: the first {max} per contract, variant class and finding kind are (run.properties.omitted counts the rest; --all-findings shows every one)"
+                        )},
+                    }],
+                }]),
+            );
+        }
+        sarif_run_log("airlock", rules, results, run)
     }
 
     /// The closing summary a reviewer reads in a CI job's log: the verdict, findings by
@@ -720,7 +931,15 @@ impl Report {
             ]);
         }
         out.push_str(&table.markdown());
-        let mut all: Vec<&Finding> = self.contract_errors().chain(self.findings()).collect();
+        // The findings shown per class and kind, at most 50 rows (a comment has a size
+        // limit, whatever --all-findings says).
+        let shown = self.shown();
+        let mut all: Vec<&Finding> = shown
+            .iter()
+            .flat_map(|s| s.contract_errors.iter().copied())
+            .chain(shown.iter().flat_map(|s| s.findings.iter().copied()))
+            .collect();
+        let total = self.contract_errors().count() + self.findings().count();
         // What fails the run first; the accepted findings after.
         all.sort_by_key(|f| f.baselined.is_some());
         if !all.is_empty() {
@@ -751,8 +970,9 @@ impl Report {
                 ]);
             }
             let _ = write!(out, "\n{}", table.markdown());
-            if all.len() > 50 {
-                let _ = writeln!(out, "\n…and {} more.", all.len() - 50);
+            let rows = all.len().min(50);
+            if total > rows {
+                let _ = writeln!(out, "\n…and {} more.", total - rows);
             }
         }
         let _ = writeln!(out, "\n{} cases, seed {}.", self.cases(), self.seed);
@@ -811,6 +1031,7 @@ mod tests {
             seed: 0,
             contracts: vec![contract],
             elapsed: Duration::ZERO,
+            shown_per_class: None,
         }
     }
 
@@ -831,6 +1052,7 @@ mod tests {
             seed: 0,
             contracts: vec![contract],
             elapsed: Duration::ZERO,
+            shown_per_class: None,
         };
         let human = report.human(false);
         assert!(

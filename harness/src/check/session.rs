@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::report::{printable, Conclusion, Report};
 use super::{
-    discover, replay, run, Applied, Baseline, BaselineEntry, CheckError, CheckOptions, Progress,
-    Reproducer, Subject,
+    discover, replay_beside, run, Applied, Baseline, BaselineEntry, CheckError, CheckOptions,
+    Progress, Reproducer, ShrunkFiles, Subject,
 };
 use crate::adapter::{Adapter, GuardAdapter};
 use crate::exec::{self, ExecAdapter};
@@ -247,7 +247,7 @@ impl Session {
             ])),
         };
         Ok(Plan {
-            work: Work::Replay(Box::new(reproducer)),
+            work: Work::Replay(Box::new(reproducer), path.to_path_buf()),
             adapter,
             options: &self.options.run,
         })
@@ -302,9 +302,9 @@ pub struct Plan<'a> {
     options: &'a CheckOptions,
 }
 
-/// The reproducer's one case, or every case of the contracts.
+/// The reproducer's one case (and its file), or every case of the contracts.
 enum Work {
-    Replay(Box<Reproducer>),
+    Replay(Box<Reproducer>, PathBuf),
     Contracts(Vec<Subject>),
 }
 
@@ -320,26 +320,50 @@ impl Plan<'_> {
     /// The contracts the run goes through; `None` for a replay (one case, no progress).
     pub fn contracts(&self) -> Option<usize> {
         match &self.work {
-            Work::Replay(_) => None,
+            Work::Replay(..) => None,
             Work::Contracts(subjects) => Some(subjects.len()),
         }
     }
 
-    /// Run the cases through the adapter; `progress` follows a run of the contracts.
+    /// Run the cases through the adapter; `progress` follows a run of the contracts. A
+    /// replay whose finding was shrunk writes the shrunk case beside the reproducer
+    /// ([`Ran::shrunk`]).
     ///
     /// # Errors
     ///
     /// A replayed reproducer's contract that does not load; [`SessionError::Run`]: a
-    /// reproducer of the run that could not be written.
-    pub fn run(mut self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Report, SessionError> {
+    /// reproducer of the run (or a replay's shrunk case) that could not be written.
+    pub fn run(mut self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Ran, SessionError> {
         match &self.work {
-            Work::Replay(reproducer) => Ok(replay(reproducer, self.adapter.as_mut())?),
+            Work::Replay(reproducer, path) => {
+                let (report, shrunk) = replay_beside(reproducer, path, self.adapter.as_mut())
+                    .map_err(|e| match e {
+                        // The shrunk case could not be written (exit 3, as a reproducer).
+                        CheckError::Reproducer { .. } => SessionError::Run(e),
+                        e => SessionError::Check(e),
+                    })?;
+                Ok(Ran { report, shrunk })
+            }
             Work::Contracts(subjects) => {
                 run(subjects, self.options, self.adapter.as_mut(), progress)
+                    .map(|report| Ran {
+                        report,
+                        shrunk: None,
+                    })
                     .map_err(SessionError::Run)
             }
         }
     }
+}
+
+/// What a [`Plan`] ran.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Ran {
+    /// The report.
+    pub report: Report,
+    /// The files a replay wrote beside its reproducer when its finding was shrunk.
+    pub shrunk: Option<ShrunkFiles>,
 }
 
 /// Today's date in UTC, the date baselines expire by.

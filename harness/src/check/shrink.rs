@@ -2,6 +2,7 @@
 //! reference's verdict.
 
 use airlock_guard::{AgentValue, Guard, Request};
+use serde_json::Value;
 use std::time::Instant;
 
 use super::judge::judge;
@@ -23,11 +24,25 @@ pub(super) const MAX_SHRINKS: usize = 20;
 /// Adapter calls one shrink may spend.
 const SHRINK_BUDGET: usize = 300;
 
+/// A shrunk case and what was said about it: kept so that a replay can write both.
+#[derive(Debug, Clone)]
+pub(crate) struct Shrunk {
+    /// The smaller case (the original's id, class and request).
+    pub case: Case,
+    /// The reference's agent value for it.
+    pub expected: Value,
+    /// The adapter's answer to it, as a report shows it; `None` when it failed.
+    pub actual: Option<Value>,
+    /// Its findings (the kind shrunk for among them).
+    pub findings: Vec<(FindingKind, String)>,
+}
+
 /// The smallest body (by removing byte ranges, halving the range each round) that still
 /// makes the adapter produce a `kind` finding **and** gets the same verdict from the
 /// reference: a shrunk case that the contract would now admit (or now reject) is a
 /// different case, never reported as the same finding. `None` when nothing smaller keeps
-/// both.
+/// both; else the smallest case with the reference's value, the adapter's answer and the
+/// findings of that last trial.
 pub(super) fn shrink(
     guard: &Guard,
     case: &Case,
@@ -36,13 +51,14 @@ pub(super) fn shrink(
     kind: FindingKind,
     deadline: Option<Instant>,
     adapter: &mut dyn Adapter,
-) -> Option<Case> {
+) -> Option<Shrunk> {
     let Upstream::Body(original) = &case.upstream else {
         return None;
     };
     let rejected = |v: &AgentValue| v.error().is_some_and(|(code, _)| code.is_rejection());
     let verdict = rejected(reference);
     let mut best = original.clone();
+    let mut smallest: Option<Shrunk> = None;
     let mut budget = SHRINK_BUDGET;
     let mut chunk = best.len() / 2;
     let in_time = || deadline.is_none_or(|d| Instant::now() < d);
@@ -62,15 +78,19 @@ pub(super) fn shrink(
             let mut trial = case.clone();
             trial.upstream = Upstream::Body(candidate.clone());
             let actual = adapter.answer(request, &trial.upstream);
-            if judge(
+            let findings = judge(
                 &trial,
                 reference.agent(),
                 &actual,
                 crate::base::shape::Forms::of(guard.contract()),
-            )
-            .iter()
-            .any(|(k, _)| *k == kind)
-            {
+            );
+            if findings.iter().any(|(k, _)| *k == kind) {
+                smallest = Some(Shrunk {
+                    expected: reference.agent().to_json(),
+                    actual: actual.as_ref().ok().map(crate::adapter::Answer::for_report),
+                    findings,
+                    case: trial,
+                });
                 best = candidate;
                 progressed = true;
             } else {
@@ -81,11 +101,8 @@ pub(super) fn shrink(
             chunk /= 2;
         }
     }
-    (best.len() < original.len()).then(|| {
-        let mut minimal = case.clone();
-        minimal.upstream = Upstream::Body(best);
-        minimal
-    })
+    // Set at each smaller body kept: the last one is the smallest.
+    smallest
 }
 
 /// [`shrink`] outside a check run (adapter fuzzing): the case's own request, no
@@ -100,5 +117,5 @@ pub(crate) fn shrink_case(
     if !SHRINKABLE.contains(&kind) {
         return None;
     }
-    shrink(guard, case, &case.request, reference, kind, None, adapter)
+    shrink(guard, case, &case.request, reference, kind, None, adapter).map(|s| s.case)
 }

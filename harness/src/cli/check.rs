@@ -100,6 +100,11 @@ pub struct CheckArgs {
     /// `--report sarif=airlock.sarif --report junit=junit.xml`): every report of one run.
     #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = report_spec)]
     reports: Vec<(Format, PathBuf)>,
+    /// Show every finding in the reports; by default each report shows the first 20 per
+    /// contract, variant class and finding kind and counts the others (the conclusion
+    /// and the exit code count every finding either way).
+    #[arg(long)]
+    all_findings: bool,
     /// No progress bar and no closing summary on stderr.
     #[arg(long)]
     quiet: bool,
@@ -207,8 +212,8 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
             result
         }
     };
-    let report = match result {
-        Ok(report) => report,
+    let ran = match result {
+        Ok(ran) => ran,
         // The run's only error: a reproducer that could not be written (exit 3).
         Err(SessionError::Run(e)) => {
             return Err(super::WriteError {
@@ -226,7 +231,10 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
             std::thread::sleep(Duration::from_secs(1));
         }
     }
-    let mut report = report;
+    let mut report = ran.report;
+    if args.all_findings {
+        report.show_every_finding();
+    }
     let today = today();
     if let Some((path, toml)) = session.baseline_to_write(&report, today) {
         super::write_file(path, toml)?;
@@ -240,6 +248,15 @@ fn check_run(args: CheckArgs, created: &mut Vec<PathBuf>) -> Result<Exit> {
     }
     if !args.quiet {
         err!("{}", report.summary(&written));
+        if let Some(files) = &ran.shrunk {
+            let show = |p: &PathBuf| printable(&p.display().to_string()).into_owned();
+            errln!(
+                "airlock check: shrunk case written: {} (its body {}, the expected and actual answers {}); replay it with --replay",
+                show(&files.case),
+                show(&files.body),
+                show(&files.answer)
+            );
+        }
     }
     let conclusion = report.conclusion_failing_on(match args.fail_on {
         FailOn::Error => Severity::Error,
