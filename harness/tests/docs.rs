@@ -967,6 +967,10 @@ fn every_run_summary_in_the_docs_is_compared_with_a_run() {
             "docs/corpus.md",
             "Real output\nwith two fixtures in the wrong folders",
         ),
+        (
+            "docs/variants.md",
+            "then a table and a summary line. Real output",
+        ),
     ];
     for doc in documents() {
         let text = std::fs::read_to_string(&doc).unwrap();
@@ -1062,4 +1066,71 @@ fn every_init_command_of_the_init_page_scaffolds_a_contract_that_checks_clean() 
         ["pr_review_status", "ci_pipeline", "git_head"],
         "{ran:?}"
     );
+}
+
+/// docs/variants.md's human report of a naive adapter, its omitted-findings lines and its
+/// JSON report are what the command it names gives today (elapsed time aside).
+#[test]
+fn the_variants_page_shows_what_a_naive_adapter_gets() {
+    let doc = read("docs/variants.md");
+    let tmp = tempfile::tempdir().unwrap();
+    let json_path = tmp.path().join("report.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "check",
+            "--contract",
+            "schemas/review_status",
+            "--adapter-cmd",
+            "python3 harness/tests/adapters/leak.py",
+            "--cases",
+            "20",
+            "--quiet",
+            "--report",
+        ])
+        .arg(format!("json={}", json_path.display()))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let printed: BTreeSet<String> = stdout.lines().map(without_elapsed).collect();
+    let mut shown = text_block_after(&doc, "then a table and a summary line. Real output");
+    shown.extend(text_block_after(&doc, "are counted after the blocks"));
+    assert!(shown.len() >= 10, "{shown:?}");
+    for line in shown.iter().filter(|l| l.as_str() != "…") {
+        assert!(
+            printed.contains(&without_elapsed(line)),
+            "docs/variants.md shows a line the run does not print:\n  {line}"
+        );
+    }
+    // The JSON block: every number and the finding it shows, as the run's report has them.
+    let at = doc.find("### json").unwrap();
+    let start = at + doc[at..].find("```json\n").unwrap() + "```json\n".len();
+    let shown: serde_json::Value =
+        serde_json::from_str(&doc[start..start + doc[start..].find("```").unwrap()]).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    assert_eq!(shown["totals"], report["totals"]);
+    assert_eq!(
+        shown["findings_shown_per_class"],
+        report["findings_shown_per_class"]
+    );
+    let (shown, report) = (&shown["contracts"][0], &report["contracts"][0]);
+    for key in ["tool", "dir", "cases", "not_run"] {
+        assert_eq!(shown[key], report[key], "{key}");
+    }
+    let class = "bad_string_bytes";
+    assert_eq!(shown["classes"][class], report["classes"][class]);
+    assert_eq!(
+        shown["findings_omitted"][class],
+        report["findings_omitted"][class]
+    );
+    let finding = &shown["findings"][0];
+    let same = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["case"] == finding["case"])
+        .expect("the finding shown is in the report");
+    assert_eq!(finding, same);
 }
