@@ -3,7 +3,8 @@
 # wheel built with the tests' target folder (--profile dev), a fresh venv, `pip install` of
 # the wheel and the pinned pytest, then bindings/python/tests: parity with `airlock admit`
 # over every shipped fixture, hostile bodies, load errors, retries, the GIL released, and
-# docs/examples/python_guard_adapter.py under `airlock check`.
+# docs/examples/python_guard_adapter.py under `airlock check`, and airlock_guard.mcp against
+# tests/mcp/server.py in the MCP SDK venv (ci/mcp-venv.sh; required when AIRLOCK_REQUIRE_MCP=1).
 # Usage: ci/python-binding.sh [PYTEST ARGS...]. The `airlock` binary is $AIRLOCK, else the
 # target folder's debug build (built here if missing). Exit 0 every test passed.
 set -euo pipefail
