@@ -1,0 +1,302 @@
+//! `Guard`: one contract's runtime boundary. `admit` judges with the interpreter detached;
+//! `call` drives `airlock_guard::Guard::call` and attaches only to run the fetch function.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use airlock_guard::{Contract, StopReason, TransportError};
+use pyo3::exceptions::{
+    PyBlockingIOError, PyConnectionRefusedError, PyOSError, PyTimeoutError, PyTypeError,
+    PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
+
+use crate::admission::{Admission, CallOutcome, RetryPolicy};
+use crate::request::Request;
+use crate::ContractError;
+
+/// The runtime boundary for one contract. Load it once, share it between threads, and call
+/// `admit` on every raw response.
+#[pyclass(frozen, module = "airlock_guard")]
+#[derive(Debug)]
+pub struct Guard {
+    inner: airlock_guard::Guard,
+}
+
+#[pymethods]
+impl Guard {
+    /// Load the contract folder `path` (`schemas/<tool>`). `adapter` is `(name, version)`
+    /// and `endpoint` the upstream's address, both recorded in every audit record.
+    ///
+    /// Raises `ContractError` (its message names the file) when the contract does not load.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, adapter = None, endpoint = None))]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        adapter: Option<(String, String)>,
+        endpoint: Option<String>,
+    ) -> PyResult<Self> {
+        let contract = py.detach(|| Contract::load(&path)).map_err(|e| {
+            ContractError::new_err(format!("loading contract {}: {e}", path.display()))
+        })?;
+        let mut builder = airlock_guard::Guard::builder(contract);
+        if let Some((name, version)) = adapter {
+            builder = builder.adapter(name, version);
+        }
+        if let Some(endpoint) = endpoint {
+            builder = builder.endpoint(endpoint);
+        }
+        Ok(Self {
+            inner: builder.build(),
+        })
+    }
+
+    /// Load several contract folders: a dict from tool name to guard. Two folders with one
+    /// tool name are a `ContractError`.
+    #[staticmethod]
+    #[pyo3(signature = (paths, *, adapter = None, endpoint = None))]
+    fn load_all(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        adapter: Option<(String, String)>,
+        endpoint: Option<String>,
+    ) -> PyResult<BTreeMap<String, Guard>> {
+        let mut guards = BTreeMap::new();
+        let mut from = BTreeMap::new();
+        for path in paths {
+            let guard = Self::load(py, path.clone(), adapter.clone(), endpoint.clone())?;
+            let tool = guard.inner.contract().tool().to_owned();
+            if let Some(first) = from.insert(tool.clone(), path.clone()) {
+                return Err(ContractError::new_err(format!(
+                    "loading contract {}: tool {tool:?} is also the tool of {}",
+                    path.display(),
+                    first.display()
+                )));
+            }
+            guards.insert(tool, guard);
+        }
+        Ok(guards)
+    }
+
+    /// The contract's tool name.
+    #[getter]
+    fn tool(&self) -> &str {
+        self.inner.contract().tool()
+    }
+
+    /// The contract's current version.
+    #[getter]
+    fn contract_version(&self) -> u32 {
+        self.inner.contract().version()
+    }
+
+    /// The byte limit: read at most `max_bytes + 1` bytes of a body before `admit`.
+    #[getter]
+    fn max_bytes(&self) -> u64 {
+        self.inner.contract().limits().max_bytes
+    }
+
+    /// Whether this is an MCP tool contract (the agent is given `call_tool_result`).
+    #[getter]
+    fn is_mcp(&self) -> bool {
+        self.inner.contract().input().mcp().is_some()
+    }
+
+    /// The contract's retry policy.
+    #[getter]
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            inner: self.inner.contract().retry().clone(),
+        }
+    }
+
+    /// Judge the raw response `raw` (bytes) to `request` (a `Request` or a dict). Runs with
+    /// the interpreter detached: other Python threads go on meanwhile.
+    fn admit(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        raw: &Bound<'_, PyAny>,
+    ) -> PyResult<Admission> {
+        let request = Request::extract(request)?;
+        let body = crate::body_bytes(raw)?;
+        let body: &[u8] = &body;
+        let inner = py.detach(|| self.inner.admit(&request.inner, body));
+        Ok(self.admission(inner))
+    }
+
+    /// The agent's view of a transport failure (`kind`: `"timeout"`, `"connection_reset"`
+    /// or `"unreachable"`): `UPSTREAM_UNAVAILABLE`, retryable as the policy says.
+    fn admit_transport_error(&self, request: &Bound<'_, PyAny>, kind: &str) -> PyResult<Admission> {
+        let request = Request::extract(request)?;
+        let error = transport_kind(kind)?;
+        Ok(self.admission(self.inner.admit_transport_error(&request.inner, error)))
+    }
+
+    /// Whether the driver of `Guard.call` would make another attempt after `admission`, the
+    /// result of attempt number `attempt`, `elapsed` seconds after the first started: its
+    /// failure is retryable by the policy, attempts remain, and the deadline has not passed.
+    #[pyo3(signature = (admission, attempt, elapsed = 0.0))]
+    fn should_retry(&self, admission: &Admission, attempt: u32, elapsed: f64) -> bool {
+        let policy = self.inner.contract().retry();
+        let retryable = admission
+            .inner
+            .agent()
+            .error()
+            .is_some_and(|(_, retryable)| retryable);
+        retryable
+            && attempt < policy.max_attempts()
+            && Duration::try_from_secs_f64(elapsed).is_ok_and(|e| e < policy.deadline())
+    }
+
+    /// Call the upstream under the contract's retry policy, judging every attempt afresh
+    /// (`airlock_guard::Guard::call`). `fetch(attempt)` gets the 1-based attempt number and
+    /// returns the raw body (bytes). It signals a transport failure by raising
+    /// `TransportError(kind)`, `TimeoutError` (timeout), `ConnectionRefusedError` or a
+    /// `urllib.error.URLError` whose reason is one (unreachable), or any other `OSError`
+    /// (connection_reset). Any other exception stops the call and is raised again.
+    fn call(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        fetch: Py<PyAny>,
+    ) -> PyResult<CallOutcome> {
+        let request = Request::extract(request)?;
+        let mut raised: Option<PyErr> = None;
+        let outcome = py.detach(|| {
+            self.inner.call(&request.inner, |attempt| {
+                if raised.is_some() {
+                    // A programming error in fetch: no further calls; raised below.
+                    return Err(TransportError::Unreachable);
+                }
+                Python::attach(|py| match fetch_once(py, &fetch, attempt) {
+                    Ok(result) => result,
+                    Err(error) => {
+                        raised = Some(error);
+                        Err(TransportError::Unreachable)
+                    }
+                })
+            })
+        });
+        if let Some(error) = raised {
+            return Err(error);
+        }
+        let stop_reason = match outcome.stop_reason() {
+            StopReason::Settled => "settled",
+            StopReason::NotRetryable => "not_retryable",
+            StopReason::AttemptsExhausted => "attempts_exhausted",
+            StopReason::DeadlinePassed => "deadline_passed",
+            _ => "other",
+        };
+        let attempts = outcome
+            .attempts()
+            .iter()
+            .map(|a| {
+                Py::new(
+                    py,
+                    Admission {
+                        inner: a.clone(),
+                        mcp: self.is_mcp(),
+                    },
+                )
+            })
+            .collect::<PyResult<_>>()?;
+        Ok(CallOutcome {
+            attempts,
+            stop_reason,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Guard(tool={:?}, contract_version={})",
+            self.tool(),
+            self.contract_version()
+        )
+    }
+}
+
+impl Guard {
+    fn admission(&self, inner: airlock_guard::Admission) -> Admission {
+        Admission {
+            inner,
+            mcp: self.is_mcp(),
+        }
+    }
+}
+
+fn transport_kind(kind: &str) -> PyResult<TransportError> {
+    TransportError::from_wire(kind).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{kind:?} is not a transport error kind (timeout, connection_reset, unreachable)"
+        ))
+    })
+}
+
+/// One call of `fetch`: `Ok(Ok(body))`, `Ok(Err(transport error))`, or `Err` for an
+/// exception that is not a transport failure.
+fn fetch_once(
+    py: Python<'_>,
+    fetch: &Py<PyAny>,
+    attempt: u32,
+) -> PyResult<Result<Vec<u8>, TransportError>> {
+    match fetch.call1(py, (attempt,)) {
+        Ok(body) => {
+            let body = body.bind(py);
+            if let Ok(bytes) = body.cast::<PyBytes>() {
+                Ok(Ok(bytes.as_bytes().to_vec()))
+            } else if let Ok(bytes) = body.cast::<PyByteArray>() {
+                Ok(Ok(bytes.to_vec()))
+            } else {
+                Err(PyTypeError::new_err(format!(
+                    "fetch returned {}, not bytes",
+                    body.get_type().name()?
+                )))
+            }
+        }
+        Err(error) => classify(py, error).map(Err),
+    }
+}
+
+/// The transport error an exception raised by `fetch` stands for (as
+/// `TransportError::from_io` reads an I/O error), or the exception itself.
+fn classify(py: Python<'_>, error: PyErr) -> PyResult<TransportError> {
+    if error.is_instance_of::<crate::TransportError>(py) {
+        let value = error.value(py);
+        let kind = value
+            .getattr("args")?
+            .get_item(0)
+            .ok()
+            .and_then(|k| k.cast::<PyString>().ok().map(|s| s.to_string()));
+        return match kind.as_deref().and_then(TransportError::from_wire) {
+            Some(kind) => Ok(kind),
+            None => Err(PyValueError::new_err(format!(
+                "TransportError({kind:?}): the kind is one of timeout, connection_reset, unreachable"
+            ))),
+        };
+    }
+    if !error.is_instance_of::<PyOSError>(py) {
+        return Err(error);
+    }
+    // urllib wraps the socket's error: judge its reason.
+    let value = error.value(py);
+    if let Ok(reason) = value.getattr("reason") {
+        if reason.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return classify(py, PyErr::from_value(reason));
+        }
+        if value.is_instance(&py.import("urllib.error")?.getattr("URLError")?)? {
+            return Ok(TransportError::Unreachable);
+        }
+    }
+    if error.is_instance_of::<PyTimeoutError>(py) || error.is_instance_of::<PyBlockingIOError>(py) {
+        return Ok(TransportError::Timeout);
+    }
+    let gaierror = py.import("socket")?.getattr("gaierror")?;
+    if error.is_instance_of::<PyConnectionRefusedError>(py) || value.is_instance(&gaierror)? {
+        return Ok(TransportError::Unreachable);
+    }
+    Ok(TransportError::ConnectionReset)
+}

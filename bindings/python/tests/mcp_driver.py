@@ -1,0 +1,41 @@
+"""Run by test_mcp.py with the MCP SDK's venv: a GuardedSession against tests/mcp/server.py,
+one server per mode; one JSON line per mode: the CallToolResult the caller got, the verdict,
+and the SDK's exception if it raised one.
+
+    mcp_driver.py ROOT TOOL ARGUMENTS_JSON MODE...
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from airlock_guard import Guard
+from airlock_guard.mcp import GuardedSession
+
+
+async def one(root, guards, tool, arguments, mode):
+    params = StdioServerParameters(command=sys.executable, args=[f"{root}/tests/mcp/server.py", "--mode", mode])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, read_timeout_seconds=20) as session:
+            await session.initialize()
+            guarded = GuardedSession(session, guards)
+            result = await guarded.call_tool(tool, json.loads(arguments))
+            a = guarded.last_admission
+            return {
+                "mode": mode,
+                "result": result.model_dump(by_alias=True, mode="json", exclude_none=True),
+                "admitted": a.admitted,
+                "failure_code": a.failure_code,
+                "sdk_error": type(guarded.last_sdk_error).__name__ if guarded.last_sdk_error else None,
+            }
+
+
+async def main(root, tool, arguments, *modes):
+    guards = Guard.load_all([f"{root}/schemas/change_review"])
+    for mode in modes:
+        print(json.dumps(await one(root, guards, tool, arguments, mode)), flush=True)
+
+
+anyio.run(main, *sys.argv[1:])

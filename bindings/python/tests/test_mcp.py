@@ -1,0 +1,72 @@
+"""airlock_guard.mcp.GuardedSession around the official MCP SDK's ClientSession.call_tool,
+against the test server (tests/mcp/server.py) in every misbehaviour mode, with the shipped
+MCP contract schemas/change_review. Runs in the SDK's venv (target/mcp-venv, made by
+ci/mcp-venv.sh) with this wheel on its path; skipped without that venv unless
+AIRLOCK_REQUIRE_MCP=1 (as in .ci/run)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import airlock_guard
+
+from conftest import ROOT
+
+MCP_PYTHON = ROOT / "target" / "mcp-venv" / "bin" / "python"
+DRIVER = pathlib.Path(__file__).with_name("mcp_driver.py")
+CANARY = "AIRLOCK-CANARY-7f3a9c"
+MODES = [
+    "ok",
+    "extra_member",
+    "disagreeing_text",
+    "non_json_text",
+    "duplicate_key_text",
+    "extra_text_block",
+    "bad_format",
+    "wrong_enum",
+    "wrong_type",
+    "missing_structured",
+    "is_error_injection",
+    "jsonrpc_error",
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    if not MCP_PYTHON.exists():
+        if os.environ.get("AIRLOCK_REQUIRE_MCP") == "1":
+            pytest.fail(f"no MCP SDK venv at {MCP_PYTHON}: run ci/mcp-venv.sh")
+        pytest.skip("no MCP SDK venv (ci/mcp-venv.sh)")
+    site = pathlib.Path(airlock_guard.__file__).parents[1]
+    run = subprocess.run(
+        [str(MCP_PYTHON), str(DRIVER), str(ROOT), "change_review", '{"change_id": "CR-1"}', *MODES],
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(site)),
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    return {line["mode"]: line for line in lines}
+
+
+def test_a_well_behaved_call_gives_the_projection(results):
+    ok = results["ok"]
+    assert ok["admitted"] and not ok["result"]["isError"]
+    assert set(ok["result"]["structuredContent"]) == {"change_id", "decision", "reviewed_by", "observed_at"}
+    assert ok["result"]["structuredContent"]["change_id"] == "CR-1"
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m != "ok"])
+def test_a_misbehaving_servers_result_reaches_the_caller_as_a_fixed_failure_without_its_text(results, mode):
+    line = results[mode]
+    assert line["result"]["isError"]
+    assert CANARY not in json.dumps(line["result"])
+    assert line["failure_code"] in ("INVALID_RESPONSE", "OUTCOME_UNVERIFIED", "TOOL_ERROR", "UPSTREAM_UNAVAILABLE")
+    if mode in ("is_error_injection", "jsonrpc_error"):
+        assert line["failure_code"] in ("TOOL_ERROR", "UPSTREAM_UNAVAILABLE"), line
+    else:
+        assert not line["admitted"]

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The Python binding (bindings/python: PyO3, maturin) built and tried as a user would: the
+# wheel built with the tests' target folder (--profile dev), a fresh venv, `pip install` of
+# the wheel and the pinned pytest, then bindings/python/tests: parity with `airlock admit`
+# over every shipped fixture, hostile bodies, load errors, retries, the GIL released, and
+# docs/examples/python_guard_adapter.py under `airlock check`, and airlock_guard.mcp against
+# tests/mcp/server.py in the MCP SDK venv (ci/mcp-venv.sh; required when AIRLOCK_REQUIRE_MCP=1).
+# Usage: ci/python-binding.sh [PYTEST ARGS...]. The `airlock` binary is $AIRLOCK, else the
+# target folder's debug build (built here if missing). Exit 0 every test passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+builder="$target_dir/wheel-builder"
+if [ ! -x "$builder/bin/maturin" ]; then
+  python3 -m venv "$builder"
+  "$builder/bin/pip" install -q -r ci/wheel-requirements.txt
+fi
+
+export AIRLOCK="${AIRLOCK:-$target_dir/debug/airlock}"
+if [ ! -x "$AIRLOCK" ]; then
+  cargo build -p airlock-harness --bin airlock --locked
+fi
+
+out="$target_dir/python-wheels"
+rm -rf "$out"
+"$builder/bin/maturin" build --locked --profile dev --manifest-path bindings/python/Cargo.toml \
+  --out "$out" --quiet
+wheel=$(ls "$out"/airlock_guard-*.whl)
+echo "built $wheel ($(du -h "$wheel" | cut -f1))"
+
+venv="$target_dir/python-binding-venv"
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --no-index "$wheel"
+"$venv/bin/pip" install -q -r bindings/python/requirements-test.txt
+"$venv/bin/python" -c 'import airlock_guard; print("installed: airlock_guard", airlock_guard.__version__)'
+
+cd bindings/python
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest -p no:cacheprovider -q tests "$@"
