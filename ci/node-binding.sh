@@ -37,9 +37,6 @@ mkdir -p "$try/test"
 cp bindings/node/test/package.json bindings/node/test/package-lock.json "$try/"
 (cd "$try" && npm ci --silent --no-audit --no-fund && npm install --no-save --silent --no-audit --no-fund "$target_dir/$tarball")
 cp bindings/node/test/*.test.js "$try/test/"
-# The benchmark runs from there too (BENCHMARKS.md: after --release,
-# `cd target/node-try && AIRLOCK_REPO=../.. node bench/admit.js`).
-mkdir -p "$try/bench" && cp bindings/node/bench/admit.js "$try/bench/"
 # The declarations describe the JavaScript: a typed use of every export compiles (strict).
 cp bindings/node/test/types.ts "$try/"
 (cd "$try" && node_modules/.bin/tsc --noEmit --strict --module nodenext --moduleResolution nodenext \

@@ -4,10 +4,9 @@
 // benches/benches/admit.rs takes them) and a 1 MB body of the bench contract
 // bulk_status_large. The guard does more per call (byte limit, strict parse with
 // duplicates refused, binding, checks, projection, audit); the baseline only parses and
-// validates. Usage (from ci/node-binding.sh's project, a release addon):
-//   AIRLOCK_REPO=$PWD node bindings/node/bench/admit.js
+// validates.
 // Prints a Markdown table: µs per call each, and the ratio (baseline / guard: above 1,
-// the guard is faster).
+// the guard is faster). Run by ci/bindings-bench.sh (a release addon).
 const fs = require('node:fs');
 const path = require('node:path');
 const Ajv2020 = require('ajv/dist/2020').default;

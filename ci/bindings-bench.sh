@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The bindings against their ecosystems' validators, per call, each side by side in one
+# run (BENCHMARKS.md, "The guard from Python and Node"): the Python wheel against
+# json.loads + jsonschema (FormatChecker), the Node addon against JSON.parse + ajv
+# (compiled, ajv-formats). Release builds; not part of .ci/run (timings want a quiet
+# machine). Prints two Markdown tables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+
+# Python: the release wheel in a fresh venv with the baseline's pinned closure.
+builder="$target_dir/wheel-builder"
+if [ ! -x "$builder/bin/maturin" ]; then
+  python3 -m venv "$builder"
+  "$builder/bin/pip" install -q -r ci/wheel-requirements.txt
+fi
+out="$target_dir/python-wheels-release"
+rm -rf "$out"
+"$builder/bin/maturin" build --locked --release --manifest-path bindings/python/Cargo.toml --out "$out" --quiet
+venv="$target_dir/python-bench-venv"
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --no-index "$out"/airlock_guard-*.whl
+"$venv/bin/pip" install -q -r bindings/python/bench/requirements.txt
+echo "Python: $("$venv/bin/python" --version), jsonschema $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jsonschema"))')"
+"$venv/bin/python" bindings/python/bench/admit.py
+
+# Node: the release addon in a project with the pinned ajv and ajv-formats (the tests' lock).
+cargo build --locked --release -p airlock-guard-node
+bench="$target_dir/node-bench"
+rm -rf "$bench"
+mkdir -p "$bench/node_modules/airlock-guard" "$bench/bench"
+cp bindings/node/test/package.json bindings/node/test/package-lock.json "$bench/"
+(cd "$bench" && npm ci --silent --no-audit --no-fund)
+cp bindings/node/package.json bindings/node/index.js bindings/node/index.d.ts "$bench/node_modules/airlock-guard/"
+cp "$target_dir/release/libairlock_guard_node.so" "$bench/node_modules/airlock-guard/airlock_guard.node"
+cp bindings/node/bench/admit.js "$bench/bench/"
+echo "Node: $(node --version), ajv $(cd "$bench" && node -p 'require("ajv/package.json").version')"
+(cd "$bench" && AIRLOCK_REPO="$repo" node bench/admit.js)
