@@ -356,7 +356,7 @@ impl Plan<'_> {
     }
 }
 
-/// What a [`Plan`] ran.
+/// What a `Plan` ran.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Ran {
