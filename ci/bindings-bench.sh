@@ -7,23 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+# shellcheck source=ci/common.sh
+. ci/common.sh
 
 # Python: the release wheel in a fresh venv with the baseline's pinned closure.
-builder="$target_dir/wheel-builder"
-if [ ! -x "$builder/bin/maturin" ]; then
-  python3 -m venv "$builder"
-  "$builder/bin/pip" install -q -r ci/wheel-requirements.txt
-fi
+maturin=$(maturin_bin)
 out="$target_dir/python-wheels-release"
 rm -rf "$out"
-"$builder/bin/maturin" build --locked --release --manifest-path bindings/python/Cargo.toml --out "$out" --quiet
+"$maturin" build --locked --release --manifest-path bindings/python/Cargo.toml --out "$out" --quiet
 venv="$target_dir/python-bench-venv"
-rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --no-index "$out"/airlock_guard-*.whl
-"$venv/bin/pip" install -q -r bindings/python/bench/requirements.txt
+fresh_venv "$venv" "$out"/airlock_guard-*.whl bindings/python/bench/requirements.txt
 echo "Python: $("$venv/bin/python" --version), jsonschema $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("jsonschema"))')"
 "$venv/bin/python" bindings/python/bench/admit.py
 

@@ -11,8 +11,8 @@ profile=dev
 dir=debug
 if [ "${1:-}" = "--release" ]; then profile=release; dir=release; fi
 
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+# shellcheck source=ci/common.sh
+. ci/common.sh
 cargo build --locked --profile "$profile" -p airlock-guard-node
 # The parity test asks `airlock mutate` for the reference's answers: the binary the tests
 # built, or one built now.

@@ -10,13 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-builder="$target_dir/wheel-builder"
-if [ ! -x "$builder/bin/maturin" ]; then
-  python3 -m venv "$builder"
-  "$builder/bin/pip" install -q -r ci/wheel-requirements.txt
-fi
+# shellcheck source=ci/common.sh
+. ci/common.sh
+maturin=$(maturin_bin)
 
 export AIRLOCK="${AIRLOCK:-$target_dir/debug/airlock}"
 if [ ! -x "$AIRLOCK" ]; then
@@ -25,16 +21,13 @@ fi
 
 out="$target_dir/python-wheels"
 rm -rf "$out"
-"$builder/bin/maturin" build --locked --profile dev --manifest-path bindings/python/Cargo.toml \
+"$maturin" build --locked --profile dev --manifest-path bindings/python/Cargo.toml \
   --out "$out" --quiet
 wheel=$(ls "$out"/airlock_guard-*.whl)
 echo "built $wheel ($(du -h "$wheel" | cut -f1))"
 
 venv="$target_dir/python-binding-venv"
-rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --no-index "$wheel"
-"$venv/bin/pip" install -q -r bindings/python/requirements-test.txt
+fresh_venv "$venv" "$wheel" bindings/python/requirements-test.txt
 "$venv/bin/python" -c 'import airlock_guard; print("installed: airlock_guard", airlock_guard.__version__)'
 
 cd bindings/python

@@ -9,26 +9,20 @@ cd "$(dirname "$0")/.."
 profile=dev
 [ "${1:-}" = "--release" ] && profile=release
 
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-builder="$target_dir/wheel-builder"
-if [ ! -x "$builder/bin/maturin" ]; then
-  python3 -m venv "$builder"
-  "$builder/bin/pip" install -q -r ci/wheel-requirements.txt
-fi
+# shellcheck source=ci/common.sh
+. ci/common.sh
+maturin=$(maturin_bin)
 
 out="$target_dir/wheels"
 rm -rf "$out"
-"$builder/bin/maturin" build --locked --profile "$profile" --manifest-path harness/Cargo.toml \
+"$maturin" build --locked --profile "$profile" --manifest-path harness/Cargo.toml \
   --out "$out" --quiet
 wheel=$(ls "$out"/airlock_harness-*.whl)
 echo "built $wheel ($(du -h "$wheel" | cut -f1))"
 
 # A new user's environment: nothing but the wheel.
 venv="$target_dir/wheel-try"
-rm -rf "$venv"
-python3 -m venv "$venv"
-"$venv/bin/pip" install -q --no-index "$wheel"
+fresh_venv "$venv" "$wheel"
 version=$("$venv/bin/airlock" --version)
 expected="airlock $(cargo metadata --format-version 1 --no-deps --locked |
   python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "airlock-harness"))')"

@@ -821,6 +821,23 @@ fn without_elapsed(line: &str) -> String {
     timed.replace(line.trim(), ", <elapsed>").into_owned()
 }
 
+/// Every line `shown` (a page's output block, `…` lines aside) is a line of `stdout`, the
+/// elapsed time aside.
+fn assert_printed(page: &str, shown: &[String], stdout: &[u8]) {
+    let printed: BTreeSet<String> = String::from_utf8_lossy(stdout)
+        .lines()
+        .map(without_elapsed)
+        .collect();
+    assert!(shown.len() >= 4, "{page}: {shown:?}");
+    for line in shown.iter().filter(|l| l.as_str() != "…") {
+        assert!(
+            printed.contains(&without_elapsed(line)),
+            "{page} shows a line the run does not print:\n  {line}\nthe run printed:\n{}",
+            String::from_utf8_lossy(stdout)
+        );
+    }
+}
+
 /// The real output docs/exec-protocol.md shows for an adapter that crashes is what the
 /// command it names prints today (every line of the page in the output).
 #[test]
@@ -838,18 +855,7 @@ fn the_exec_protocol_page_shows_what_a_crashing_adapter_gets() {
         b"",
     );
     assert_eq!(out.status.code(), Some(1));
-    let printed: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(without_elapsed)
-        .collect();
-    assert!(shown.len() >= 4, "{shown:?}");
-    for line in &shown {
-        assert!(
-            printed.contains(&without_elapsed(line)),
-            "docs/exec-protocol.md shows a line the run does not print:\n  {line}\nthe run printed:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
+    assert_printed("docs/exec-protocol.md", &shown, &out.stdout);
 }
 
 /// Every ```console block of the docs that starts with `$ airlock …` is what that command
@@ -858,14 +864,7 @@ fn the_exec_protocol_page_shows_what_a_crashing_adapter_gets() {
 /// elapsed time aside.
 #[test]
 fn every_console_block_of_the_docs_is_what_its_command_prints() {
-    let bin = Path::new(env!("CARGO_BIN_EXE_airlock"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let path = crate::util::path_with_airlock();
     let mut ran = 0;
     for doc in documents() {
         let text = std::fs::read_to_string(&doc).unwrap();
@@ -937,18 +936,7 @@ fn the_corpus_page_shows_what_misfiled_fixtures_give() {
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
-    let printed: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(without_elapsed)
-        .collect();
-    assert!(shown.len() >= 4, "{shown:?}");
-    for line in &shown {
-        assert!(
-            printed.contains(&without_elapsed(line)),
-            "docs/corpus.md shows a line the run does not print:\n  {line}\nthe run printed:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-    }
+    assert_printed("docs/corpus.md", &shown, &out.stdout);
 }
 
 /// No run's output is copied by hand into the docs: every summary line a run prints
@@ -1092,17 +1080,10 @@ fn the_variants_page_shows_what_a_naive_adapter_gets() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let printed: BTreeSet<String> = stdout.lines().map(without_elapsed).collect();
     let mut shown = text_block_after(&doc, "then a table and a summary line. Real output");
     shown.extend(text_block_after(&doc, "are counted after the blocks"));
     assert!(shown.len() >= 10, "{shown:?}");
-    for line in shown.iter().filter(|l| l.as_str() != "…") {
-        assert!(
-            printed.contains(&without_elapsed(line)),
-            "docs/variants.md shows a line the run does not print:\n  {line}"
-        );
-    }
+    assert_printed("docs/variants.md", &shown, &out.stdout);
     // The JSON block: every number and the finding it shows, as the run's report has them.
     let at = doc.find("### json").unwrap();
     let start = at + doc[at..].find("```json\n").unwrap() + "```json\n".len();

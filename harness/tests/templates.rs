@@ -62,14 +62,7 @@ fn run_steps(
         steps,
         env: job_env,
     } = job(template);
-    let bin = Path::new(env!("CARGO_BIN_EXE_airlock"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let path = crate::util::path_with_airlock();
     let summary = dir.join("step-summary.md");
     let mut ran = 0;
     for (name, run) in steps.iter().filter(|(name, _)| wanted(name)) {

@@ -60,6 +60,17 @@ pub fn copy_shipped(tool: &str, into: &std::path::Path) -> PathBuf {
 }
 
 /// Run `airlock` with `args`, feeding `stdin`.
+/// `PATH` with the folder of the `airlock` under test first: for scripts and documents
+/// that call `airlock` by name.
+pub fn path_with_airlock() -> std::ffi::OsString {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_airlock"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap()
+}
+
 pub fn airlock(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
