@@ -24,9 +24,11 @@ echo "Python: $("$venv/bin/python" --version), jsonschema $("$venv/bin/python" -
 cargo build --locked --release -p airlock-guard-node
 bench="$target_dir/node-bench"
 rm -rf "$bench"
-mkdir -p "$bench/node_modules/airlock-guard" "$bench/bench"
+mkdir -p "$bench/bench"
 cp bindings/node/test/package.json bindings/node/test/package-lock.json "$bench/"
+# `npm ci` empties node_modules: the addon goes in after it.
 (cd "$bench" && npm ci --silent --no-audit --no-fund)
+mkdir -p "$bench/node_modules/airlock-guard"
 cp bindings/node/package.json bindings/node/index.js bindings/node/index.d.ts "$bench/node_modules/airlock-guard/"
 cp "$target_dir/release/libairlock_guard_node.so" "$bench/node_modules/airlock-guard/airlock_guard.node"
 cp bindings/node/bench/admit.js "$bench/bench/"
