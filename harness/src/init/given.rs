@@ -3,11 +3,11 @@
 //! when the scaffold still admits them (`learn.rs` proposes, a trial guard decides).
 
 use airlock_guard::jiff::Timestamp;
-use airlock_guard::{parse, Guard, Request, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use airlock_guard::{parse, Guard, Request, MAX_DEPTH_CEILING};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-use super::{learn, own_request_as, raw_name, InitError, Scaffold};
+use super::{learn, read_given, InitError, Scaffold};
 
 /// A guard of the scaffold for a data schema and freshness windows.
 pub(super) type TrialGuard<'a> =
@@ -125,31 +125,19 @@ pub(super) fn read_near_misses(
     wrap: bool,
 ) -> Result<Vec<NearMiss>, InitError> {
     let mut out = Vec::new();
-    for path in paths {
-        if crate::corpus::fixture_name(path).ends_with(".request") {
-            continue; // a request file given by a glob
-        }
-        // An envelope's near miss keeps its name; a raw one loses any extension.
-        let name = if wrap {
-            crate::corpus::fixture_name(path)
-        } else {
-            raw_name(path)
-        };
-        let bytes = crate::corpus::read_bounded(
-            path,
-            MAX_BYTES_CEILING,
-            "a near miss is a response, at most 64 MiB",
-        )?;
-        let request = own_request_as(path, &name, request)?;
+    // An envelope's near miss keeps its name; a raw one loses any extension.
+    let what = "a near miss is a response, at most 64 MiB";
+    for given in read_given(paths, request, !wrap, what) {
+        let given = given?;
         let bytes = if wrap {
-            as_response(tool, &request, bytes)
+            as_response(tool, &given.request, given.bytes)
         } else {
-            bytes
+            given.bytes
         };
         out.push(NearMiss {
-            name,
+            name: given.name,
             bytes,
-            request,
+            request: given.request,
         });
     }
     Ok(out)

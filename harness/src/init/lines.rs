@@ -4,7 +4,7 @@
 //! shape the samples share as a `pattern` (with headroom), as near-miss learning infers
 //! an identifier's shape; the samples are the accepted fixtures, as printed.
 
-use airlock_guard::{Request, MAX_BYTES_CEILING};
+use airlock_guard::Request;
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,7 +13,7 @@ use super::contract::{bindings, envelope, manifest, request_id_pattern, toml_str
 use super::infer::infer;
 use super::learn::shape;
 use super::{
-    agent_fields, own_request_as, raw_name, read_near_misses, review_fields, write_plan, InitError,
+    agent_fields, read_given, read_near_misses, review_fields, write_plan, Given, InitError,
     InitOptions, Plan, Scaffold, Written,
 };
 use crate::cases::escape_token;
@@ -177,16 +177,14 @@ fn read_texts<'a>(
     request: &Request,
 ) -> Result<Vec<(&'a Path, String, Request)>, InitError> {
     let mut out = Vec::new();
-    for path in &options.samples {
-        if crate::corpus::fixture_name(path).ends_with(".request") {
-            continue; // a request file given by a glob: read beside its sample
-        }
-        let own = own_request_as(path, &raw_name(path), request)?;
-        let bytes = crate::corpus::read_bounded(
+    let what = "a sample is a command's output, at most 64 MiB";
+    for sample in read_given(&options.samples, request, true, what) {
+        let Given {
             path,
-            MAX_BYTES_CEILING,
-            "a sample is a command's output, at most 64 MiB",
-        )?;
+            request: own,
+            bytes,
+            ..
+        } = sample?;
         let fail = |reason: &str| InitError::Lines {
             path: path.clone(),
             reason: reason.to_owned(),

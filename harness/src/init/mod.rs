@@ -381,22 +381,11 @@ fn read_samples<'a>(options: &'a InitOptions, request: &Request) -> Result<Sampl
         largest: 0,
         deepest: 1,
     };
-    for path in &options.samples {
-        let name = crate::corpus::fixture_name(path);
-        if name.ends_with(".request") {
-            continue; // a request file given by a glob: read beside its sample
-        }
-        let own = own_request(path, request)?;
-        let bytes = crate::corpus::read_bounded(
-            path,
-            MAX_BYTES_CEILING,
-            "a sample is a response, at most 64 MiB",
-        )?;
-        samples.largest = samples.largest.max(bytes.len());
-        let value = parse(&bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
-            path: path.clone(),
-            error,
-        })?;
+    for sample in read_given(&options.samples, request, false, A_SAMPLE_RESPONSE) {
+        let sample = sample?;
+        samples.largest = samples.largest.max(sample.bytes.len());
+        let value = sample.json()?;
+        let (path, own) = (sample.path, sample.request);
         samples.deepest = samples.deepest.max(depth(&value));
         if let Some(other) = value
             .get("tool")
@@ -754,9 +743,56 @@ fn pretty(value: &Value) -> Vec<u8> {
     text
 }
 
-/// The request a sample or near miss answers: `NAME.request.json` beside it, else `request`.
-fn own_request(path: &Path, request: &Request) -> Result<Request, InitError> {
-    own_request_as(path, &crate::corpus::fixture_name(path), request)
+/// One file a user gave (a sample or a near miss): its path, its fixture name, the request
+/// it answers and its bytes.
+struct Given<'a> {
+    path: &'a PathBuf,
+    name: String,
+    request: Request,
+    bytes: Vec<u8>,
+}
+
+impl Given<'_> {
+    /// The file as strict JSON (duplicate members refused, nesting bounded).
+    fn json(&self) -> Result<Value, InitError> {
+        parse(&self.bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
+            path: self.path.clone(),
+            error,
+        })
+    }
+}
+
+/// What a sample file must be, for the error when it is larger.
+const A_SAMPLE_RESPONSE: &str = "a sample is a response, at most 64 MiB";
+
+/// Read each of `paths` in turn, at most 64 MiB (`what` says what the file is, for the
+/// error), with its own request (`NAME.request.json` beside it, else `request`). Request
+/// files a glob named are skipped: each is read beside its sample. With `raw`, the name
+/// drops any extension (a command's output `main.txt` is `main`), else only `.json`.
+fn read_given<'a, 'r>(
+    paths: &'a [PathBuf],
+    request: &'r Request,
+    raw: bool,
+    what: &'static str,
+) -> impl Iterator<Item = Result<Given<'a>, InitError>> + use<'a, 'r> {
+    paths
+        .iter()
+        .filter(|path| !crate::corpus::fixture_name(path).ends_with(".request"))
+        .map(move |path| {
+            let name = if raw {
+                raw_name(path)
+            } else {
+                crate::corpus::fixture_name(path)
+            };
+            let request = own_request_as(path, &name, request)?;
+            let bytes = crate::corpus::read_bounded(path, MAX_BYTES_CEILING, what)?;
+            Ok(Given {
+                path,
+                name,
+                request,
+                bytes,
+            })
+        })
 }
 
 /// The name of a raw input's file (a command's output, a vendor body): without `.json`,

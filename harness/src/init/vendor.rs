@@ -5,7 +5,7 @@
 //! whose schema is inferred and closed as an envelope scaffold's; error bodies get failure
 //! rules.
 
-use airlock_guard::{parse, Request, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use airlock_guard::Request;
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,8 +13,8 @@ use std::path::Path;
 use super::contract::{bindings, envelope, manifest, request_id_pattern, toml_string};
 use super::infer::{depth, infer, leaves_of};
 use super::{
-    agent_fields, own_request, pretty, read_near_misses, review_fields, values_in, write_plan,
-    InitError, InitOptions, Plan, Scaffold, Written,
+    agent_fields, pretty, read_given, read_near_misses, review_fields, values_in, write_plan,
+    InitError, InitOptions, Plan, Scaffold, Written, A_SAMPLE_RESPONSE,
 };
 use crate::cases::escape_token;
 
@@ -147,28 +147,19 @@ fn read_vendor_samples<'a>(
     request: &Request,
 ) -> Result<Vec<VendorSample<'a>>, InitError> {
     let mut out = Vec::new();
-    for path in &options.samples {
-        if crate::corpus::fixture_name(path).ends_with(".request") {
-            continue; // a request file given by a glob: read beside its sample
-        }
-        let own = own_request(path, request)?;
-        let bytes = crate::corpus::read_bounded(
-            path,
-            MAX_BYTES_CEILING,
-            "a sample is a response, at most 64 MiB",
-        )?;
-        let document = parse(&bytes, MAX_DEPTH_CEILING).map_err(|error| InitError::NotJson {
-            path: path.clone(),
-            error,
-        })?;
+    for sample in read_given(&options.samples, request, false, A_SAMPLE_RESPONSE) {
+        let sample = sample?;
+        let document = sample.json()?;
         if !document.is_object() {
-            return Err(InitError::VendorNotAnObject { path: path.clone() });
+            return Err(InitError::VendorNotAnObject {
+                path: sample.path.clone(),
+            });
         }
         out.push(VendorSample {
-            path,
+            path: sample.path,
             document,
-            bytes,
-            request: own,
+            bytes: sample.bytes,
+            request: sample.request,
         });
     }
     if out.is_empty() {
