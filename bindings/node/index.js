@@ -47,32 +47,32 @@ function body(raw) {
 
 /** What the guard decided for one response. Fields are read from the addon on demand. */
 class Admission {
-  constructor(native) {
-    this._native = native;
+  constructor(judged) {
+    this._judged = judged;
   }
   /** Whether the response was admitted (a success or a valid failure envelope). */
   get admitted() {
-    return this._native.admitted;
+    return native.admitted(this._judged);
   }
   /** The agent's value as the exact JSON text the Rust guard gives. */
   get agentJson() {
-    return this._native.agentJson;
+    return native.agentJson(this._judged);
   }
   /** The failure code the agent sees, or null for a success. */
   get failureCode() {
-    return this._native.failureCode ?? null;
+    return native.failureCode(this._judged) ?? null;
   }
   /** Whether that failure is retryable, or null for a success. */
   get retryable() {
-    return this._native.retryable ?? null;
+    return native.retryable(this._judged) ?? null;
   }
   /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
   get diagnostic() {
-    return this._native.diagnostic ?? null;
+    return native.diagnostic(this._judged) ?? null;
   }
   /** The audit record as one JSON line. */
   get auditJson() {
-    return this._native.auditJson;
+    return native.auditJson(this._judged);
   }
   /** The agent's value: the projected success or the fixed failure, nothing else. */
   get agent() {
@@ -80,7 +80,7 @@ class Admission {
   }
   /** For an MCP contract: the agent's value as a fresh CallToolResult, else null. */
   get callToolResult() {
-    const text = this._native.callToolResultJson;
+    const text = native.callToolResultJson(this._judged);
     return text == null ? null : JSON.parse(text);
   }
   /** The audit record. */

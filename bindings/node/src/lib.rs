@@ -8,7 +8,7 @@
 //! `[transport]`) that the wrapper turns into its typed exceptions.
 
 use airlock_guard::{Admission, Contract, Guard, Request, TransportError};
-use napi::bindgen_prelude::{AsyncTask, Buffer};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, External, ExternalRef};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -21,78 +21,77 @@ fn request(json: &str) -> Result<Request> {
     Request::from_json(json.as_bytes()).map_err(|e| tagged("request", e))
 }
 
-/// What one judgement gave, read by the wrapper through getters: only what JavaScript
-/// asks for is turned into JavaScript values (the audit line and the diagnostic are built
-/// on demand).
-#[napi]
+/// What one judgement gave: the admission and the guard that made it. JavaScript holds it
+/// as an external value (cheaper to make than a class instance, which costs a constructor
+/// call and a wrap per admission) and reads it through the functions below; only what it
+/// asks for becomes a JavaScript value (the audit line and the diagnostic are built on
+/// demand).
 #[derive(Debug)]
-pub struct NativeAdmission {
+pub struct Judged {
     guard: Arc<Guard>,
     admission: Admission,
 }
 
+/// Whether the response was admitted (a success or a valid failure envelope).
 #[napi]
-impl NativeAdmission {
-    /// Whether the response was admitted (a success or a valid failure envelope).
-    #[napi(getter)]
-    pub fn admitted(&self) -> bool {
-        self.admission.is_admitted()
-    }
-
-    /// The agent's value: the exact JSON text the Rust guard gives.
-    #[napi(getter)]
-    pub fn agent_json(&self) -> String {
-        self.admission.agent().to_json_string()
-    }
-
-    /// For an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text).
-    #[napi(getter)]
-    pub fn call_tool_result_json(&self) -> Option<String> {
-        let mcp = self.guard.contract().input().mcp();
-        mcp.map(|_| self.admission.agent().to_call_tool_result().to_string())
-    }
-
-    /// The failure code the agent sees, when the value is a failure.
-    #[napi(getter)]
-    pub fn failure_code(&self) -> Option<String> {
-        let error = self.admission.agent().error();
-        error.map(|(code, _)| code.as_str().to_owned())
-    }
-
-    /// Whether that failure is retryable.
-    #[napi(getter)]
-    pub fn retryable(&self) -> Option<bool> {
-        self.admission
-            .agent()
-            .error()
-            .map(|(_, retryable)| retryable)
-    }
-
-    /// The operator's diagnostic (never part of the agent value), with its causes.
-    #[napi(getter)]
-    pub fn diagnostic(&self) -> Option<String> {
-        self.admission.diagnostic().map(|d| {
-            let mut text = d.to_string();
-            for cause in d.causes() {
-                text.push_str("\n  because ");
-                text.push_str(&cause.to_string());
-            }
-            text
-        })
-    }
-
-    /// The audit record, one JSON line.
-    #[napi(getter)]
-    pub fn audit_json(&self) -> String {
-        self.admission.audit().to_json_line()
-    }
+pub fn admitted(judged: &External<Judged>) -> bool {
+    judged.admission.is_admitted()
 }
 
-fn native(guard: &Arc<Guard>, admission: Admission) -> NativeAdmission {
-    NativeAdmission {
+/// The agent's value: the exact JSON text the Rust guard gives.
+#[napi]
+pub fn agent_json(judged: &External<Judged>) -> String {
+    judged.admission.agent().to_json_string()
+}
+
+/// For an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text).
+#[napi]
+pub fn call_tool_result_json(judged: &External<Judged>) -> Option<String> {
+    let mcp = judged.guard.contract().input().mcp();
+    mcp.map(|_| judged.admission.agent().to_call_tool_result().to_string())
+}
+
+/// The failure code the agent sees, when the value is a failure.
+#[napi]
+pub fn failure_code(judged: &External<Judged>) -> Option<String> {
+    let error = judged.admission.agent().error();
+    error.map(|(code, _)| code.as_str().to_owned())
+}
+
+/// Whether that failure is retryable.
+#[napi]
+pub fn retryable(judged: &External<Judged>) -> Option<bool> {
+    judged
+        .admission
+        .agent()
+        .error()
+        .map(|(_, retryable)| retryable)
+}
+
+/// The operator's diagnostic (never part of the agent value), with its causes.
+#[napi]
+pub fn diagnostic(judged: &External<Judged>) -> Option<String> {
+    judged.admission.diagnostic().map(|d| {
+        let mut text = d.to_string();
+        for cause in d.causes() {
+            text.push_str("\n  because ");
+            text.push_str(&cause.to_string());
+        }
+        text
+    })
+}
+
+/// The audit record, one JSON line.
+#[napi]
+pub fn audit_json(judged: &External<Judged>) -> String {
+    judged.admission.audit().to_json_line()
+}
+
+fn judged(guard: &Arc<Guard>, admission: Admission) -> External<Judged> {
+    External::new(Judged {
         guard: Arc::clone(guard),
         admission,
-    }
+    })
 }
 
 /// One contract's guard.
@@ -140,15 +139,16 @@ impl NativeGuard {
         )
     }
 
-    /// Judge `body` (the raw response bytes) for the request given as JSON text.
-    #[napi]
-    pub fn admit(&self, request_json: String, body: Buffer) -> Result<NativeAdmission> {
+    /// Judge `body` (the raw response bytes, read in place) for the request given as JSON
+    /// text.
+    #[napi(ts_return_type = "ExternalObject<Judged>")]
+    pub fn admit(&self, request_json: String, body: BufferSlice) -> Result<External<Judged>> {
         let request = request(&request_json)?;
-        Ok(native(&self.inner, self.inner.admit(&request, &body)))
+        Ok(judged(&self.inner, self.inner.admit(&request, &body)))
     }
 
     /// `admit` on the libuv thread pool: the event loop goes on while the guard judges.
-    #[napi(ts_return_type = "Promise<NativeAdmission>")]
+    #[napi(ts_return_type = "Promise<ExternalObject<Judged>>")]
     pub fn admit_async(&self, request_json: String, body: Buffer) -> Result<AsyncTask<Judge>> {
         Ok(AsyncTask::new(Judge {
             guard: Arc::clone(&self.inner),
@@ -164,11 +164,11 @@ impl NativeGuard {
         &self,
         request_json: String,
         kind: String,
-    ) -> Result<NativeAdmission> {
+    ) -> Result<External<Judged>> {
         let request = request(&request_json)?;
         let error = TransportError::from_wire(&kind)
             .ok_or_else(|| tagged("transport", format!("unknown transport error {kind:?}")))?;
-        Ok(native(
+        Ok(judged(
             &self.inner,
             self.inner.admit_transport_error(&request, error),
         ))
@@ -184,15 +184,18 @@ pub struct Judge {
 }
 
 impl Task for Judge {
-    type Output = NativeAdmission;
-    type JsValue = NativeAdmission;
+    type Output = Admission;
+    type JsValue = ExternalRef<Judged>;
 
-    fn compute(&mut self) -> Result<NativeAdmission> {
-        let admission = self.guard.admit(&self.request, &self.body);
-        Ok(native(&self.guard, admission))
+    fn compute(&mut self) -> Result<Admission> {
+        Ok(self.guard.admit(&self.request, &self.body))
     }
 
-    fn resolve(&mut self, _env: Env, output: NativeAdmission) -> Result<NativeAdmission> {
-        Ok(output)
+    fn resolve(&mut self, env: Env, admission: Admission) -> Result<ExternalRef<Judged>> {
+        let judged = Judged {
+            guard: Arc::clone(&self.guard),
+            admission,
+        };
+        ExternalRef::new(&env, judged)
     }
 }
