@@ -277,6 +277,17 @@ impl Diagnostic {
         &self.inner.causes
     }
 
+    /// This diagnostic's line, then a `  because …` line for each of its causes: the
+    /// operator's whole account (it may quote the input, as [`Diagnostic::message`]).
+    pub fn explained(&self) -> String {
+        let mut text = self.to_string();
+        for cause in self.causes() {
+            text.push_str("\n  because ");
+            text.push_str(&cause.to_string());
+        }
+        text
+    }
+
     /// A one-line rendering that prints no instance value.
     pub fn masked(&self) -> Masked<'_> {
         Masked(self)

@@ -653,6 +653,14 @@ fn a_large_rejected_body_gets_a_diagnostic_whose_size_does_not_depend_on_the_bod
     assert!(!line.contains(&"h".repeat(600)));
     let text = format!("{diagnostic}");
     assert!(text.len() < 2 * 1024, "{} bytes", text.len());
+    // The whole account the bindings give: the line, then one `because` line per cause.
+    let explained = diagnostic.explained();
+    let lines: Vec<&str> = explained.lines().collect();
+    assert_eq!(lines.len(), 1 + diagnostic.causes().len(), "{explained}");
+    assert_eq!(lines[0], text);
+    for (line, cause) in lines[1..].iter().zip(diagnostic.causes()) {
+        assert_eq!(*line, format!("  because {cause}"));
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! is no second serialiser to drift. Errors carry a fixed tag (`[contract]`, `[request]`,
 //! `[transport]`) that the wrapper turns into its typed exceptions.
 
-use airlock_guard::{Admission, Contract, Guard, Request, TransportError};
+use airlock_guard::{Admission, Contract, Diagnostic, Guard, Request, TransportError};
 use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, External, ExternalRef};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
@@ -71,14 +71,7 @@ pub fn retryable(judged: &External<Judged>) -> Option<bool> {
 /// The operator's diagnostic (never part of the agent value), with its causes.
 #[napi]
 pub fn diagnostic(judged: &External<Judged>) -> Option<String> {
-    judged.admission.diagnostic().map(|d| {
-        let mut text = d.to_string();
-        for cause in d.causes() {
-            text.push_str("\n  because ");
-            text.push_str(&cause.to_string());
-        }
-        text
-    })
+    judged.admission.diagnostic().map(Diagnostic::explained)
 }
 
 /// The audit record, one JSON line.

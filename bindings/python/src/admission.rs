@@ -92,14 +92,9 @@ impl Admission {
     /// one `because …` line per cause; `None` when there is none.
     #[getter]
     fn diagnostic(&self) -> Option<String> {
-        self.inner.diagnostic().map(|d| {
-            let mut text = d.to_string();
-            for cause in d.causes() {
-                text.push_str("\n  because ");
-                text.push_str(&cause.to_string());
-            }
-            text
-        })
+        self.inner
+            .diagnostic()
+            .map(airlock_guard::Diagnostic::explained)
     }
 
     /// The diagnostic without the instance values it quotes (safe for shared logs).
