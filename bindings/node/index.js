@@ -45,34 +45,50 @@ function body(raw) {
   throw new TypeError('a response body is a Buffer, a Uint8Array or a string');
 }
 
-/** What the guard decided for one response. Fields are read from the addon on demand. */
+/**
+ * What the guard decided for one response. The addon gives one string per judgement,
+ * owned by the JavaScript heap (`packed` in src/lib.rs): a head, then the agent's JSON,
+ * the audit line, the CallToolResult JSON and the diagnostic, separated by NUL (which
+ * JSON text never holds unescaped). Each field is a slice of it, taken when read.
+ */
 class Admission {
-  constructor(judged) {
-    this._judged = judged;
+  constructor(packed) {
+    this._packed = packed;
+    this._ends = null;
+  }
+  /** Part `i` (1: agent, 2: audit, 3: CallToolResult, 4: diagnostic); found when first asked. */
+  _part(i) {
+    if (this._ends === null) {
+      const ends = [];
+      for (let at = -1, k = 0; k < 4; k += 1) ends.push((at = this._packed.indexOf('\0', at + 1)));
+      ends.push(this._packed.length);
+      this._ends = ends;
+    }
+    return this._packed.slice(this._ends[i - 1] + 1, this._ends[i]);
   }
   /** Whether the response was admitted (a success or a valid failure envelope). */
   get admitted() {
-    return native.admitted(this._judged);
+    return this._packed[0] === 'A';
   }
   /** The agent's value as the exact JSON text the Rust guard gives. */
   get agentJson() {
-    return native.agentJson(this._judged);
+    return this._part(1);
   }
   /** The failure code the agent sees, or null for a success. */
   get failureCode() {
-    return native.failureCode(this._judged) ?? null;
+    return this._packed[1] === '-' ? null : this._packed.slice(4, this._packed.indexOf('\0'));
   }
   /** Whether that failure is retryable, or null for a success. */
   get retryable() {
-    return native.retryable(this._judged) ?? null;
+    return this._packed[1] === '-' ? null : this._packed[1] === 'r';
   }
   /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
   get diagnostic() {
-    return native.diagnostic(this._judged) ?? null;
+    return this._packed[2] === 'd' ? this._part(4) : null;
   }
   /** The audit record as one JSON line. */
   get auditJson() {
-    return native.auditJson(this._judged);
+    return this._part(2);
   }
   /** The agent's value: the projected success or the fixed failure, nothing else. */
   get agent() {
@@ -80,8 +96,7 @@ class Admission {
   }
   /** For an MCP contract: the agent's value as a fresh CallToolResult, else null. */
   get callToolResult() {
-    const text = native.callToolResultJson(this._judged);
-    return text == null ? null : JSON.parse(text);
+    return this._packed[3] === 'c' ? JSON.parse(this._part(3)) : null;
   }
   /** The audit record. */
   get audit() {

@@ -2,13 +2,13 @@
 //!
 //! The native surface is small and string-typed on purpose: a request goes in as its JSON
 //! text (the exec protocol's `request` object), a body as a `Buffer`, and what comes out
-//! is JSON text the JavaScript wrapper (`index.js`) parses. So the agent's value is built
-//! by the same code, to the same bytes, as in Rust (`AgentValue::to_json_string`): there
-//! is no second serialiser to drift. Errors carry a fixed tag (`[contract]`, `[request]`,
+//! is one string per judgement (`packed`) holding the JSON text the JavaScript wrapper
+//! (`index.js`) parses. So the agent's value is built by the same code, to the same bytes,
+//! as in Rust (`AgentValue::to_json_string`): there is no second serialiser to drift. Errors carry a fixed tag (`[contract]`, `[request]`,
 //! `[transport]`) that the wrapper turns into its typed exceptions.
 
 use airlock_guard::{Admission, Contract, Diagnostic, Guard, Request, TransportError};
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice, External, ExternalRef};
+use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -21,70 +21,53 @@ fn request(json: &str) -> Result<Request> {
     Request::from_json(json.as_bytes()).map_err(|e| tagged("request", e))
 }
 
-/// What one judgement gave: the admission and the guard that made it. JavaScript holds it
-/// as an external value (cheaper to make than a class instance, which costs a constructor
-/// call and a wrap per admission) and reads it through the functions below; only what it
-/// asks for becomes a JavaScript value (the audit line and the diagnostic are built on
-/// demand).
-#[derive(Debug)]
-pub struct Judged {
-    guard: Arc<Guard>,
-    admission: Admission,
-}
-
-/// Whether the response was admitted (a success or a valid failure envelope).
-#[napi]
-pub fn admitted(judged: &External<Judged>) -> bool {
-    judged.admission.is_admitted()
-}
-
-/// The agent's value: the exact JSON text the Rust guard gives.
-#[napi]
-pub fn agent_json(judged: &External<Judged>) -> String {
-    judged.admission.agent().to_json_string()
-}
-
-/// For an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text).
-#[napi]
-pub fn call_tool_result_json(judged: &External<Judged>) -> Option<String> {
-    let mcp = judged.guard.contract().input().mcp();
-    mcp.map(|_| judged.admission.agent().to_call_tool_result().to_string())
-}
-
-/// The failure code the agent sees, when the value is a failure.
-#[napi]
-pub fn failure_code(judged: &External<Judged>) -> Option<String> {
-    let error = judged.admission.agent().error();
-    error.map(|(code, _)| code.as_str().to_owned())
-}
-
-/// Whether that failure is retryable.
-#[napi]
-pub fn retryable(judged: &External<Judged>) -> Option<bool> {
-    judged
-        .admission
-        .agent()
-        .error()
-        .map(|(_, retryable)| retryable)
-}
-
-/// The operator's diagnostic (never part of the agent value), with its causes.
-#[napi]
-pub fn diagnostic(judged: &External<Judged>) -> Option<String> {
-    judged.admission.diagnostic().map(Diagnostic::explained)
-}
-
-/// The audit record, one JSON line.
-#[napi]
-pub fn audit_json(judged: &External<Judged>) -> String {
-    judged.admission.audit().to_json_line()
-}
-
-fn judged(guard: &Arc<Guard>, admission: Admission) -> External<Judged> {
-    External::new(Judged {
-        guard: Arc::clone(guard),
-        admission,
-    })
+/// One judgement as the JavaScript wrapper reads it: a single string, which the V8 heap
+/// owns. An addon's native memory is freed by finalizers that Node runs only between turns
+/// of the event loop, so a handle per admission would let a long synchronous loop of
+/// `admit` calls hold all their admissions at once (about 1 KB each); a string is
+/// collected like any other. The parts are separated by NUL, which JSON text never holds
+/// unescaped:
+///
+/// * the head: `A` (admitted) or `R`; `r`, `n` or `-` (a retryable failure, a failure
+///   that is not, a success); `d` or `-` (a diagnostic follows); `c` or `-` (a
+///   `CallToolResult` follows); then the failure code, if any;
+/// * the agent's value, the exact JSON text the Rust guard gives;
+/// * the audit record, one JSON line;
+/// * for an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text);
+/// * the operator's diagnostic (never part of the agent value) with its causes.
+fn packed(guard: &Guard, admission: &Admission) -> String {
+    let agent = admission.agent();
+    let error = agent.error();
+    let diagnostic = admission.diagnostic().map(Diagnostic::explained);
+    let result = guard
+        .contract()
+        .input()
+        .mcp()
+        .map(|_| agent.to_call_tool_result().to_string());
+    let agent = agent.to_json_string();
+    let audit = admission.audit().to_json_line();
+    let mut out = String::with_capacity(
+        32 + agent.len()
+            + audit.len()
+            + result.as_ref().map_or(0, String::len)
+            + diagnostic.as_ref().map_or(0, String::len),
+    );
+    out.push(if admission.is_admitted() { 'A' } else { 'R' });
+    out.push(match error {
+        Some((_, true)) => 'r',
+        Some((_, false)) => 'n',
+        None => '-',
+    });
+    out.push(if diagnostic.is_some() { 'd' } else { '-' });
+    out.push(if result.is_some() { 'c' } else { '-' });
+    if let Some((code, _)) = error {
+        out.push_str(code.as_str());
+    }
+    for part in [Some(agent), Some(audit), result, diagnostic] {
+        out.push('\0');
+        out.push_str(part.as_deref().unwrap_or_default());
+    }
+    out
 }
 
 /// One contract's guard.
@@ -133,15 +116,15 @@ impl NativeGuard {
     }
 
     /// Judge `body` (the raw response bytes, read in place) for the request given as JSON
-    /// text.
-    #[napi(ts_return_type = "ExternalObject<Judged>")]
-    pub fn admit(&self, request_json: String, body: BufferSlice) -> Result<External<Judged>> {
+    /// text: the judgement as `packed` writes it.
+    #[napi]
+    pub fn admit(&self, request_json: String, body: BufferSlice) -> Result<String> {
         let request = request(&request_json)?;
-        Ok(judged(&self.inner, self.inner.admit(&request, &body)))
+        Ok(packed(&self.inner, &self.inner.admit(&request, &body)))
     }
 
     /// `admit` on the libuv thread pool: the event loop goes on while the guard judges.
-    #[napi(ts_return_type = "Promise<ExternalObject<Judged>>")]
+    #[napi]
     pub fn admit_async(&self, request_json: String, body: Buffer) -> Result<AsyncTask<Judge>> {
         Ok(AsyncTask::new(Judge {
             guard: Arc::clone(&self.inner),
@@ -153,17 +136,13 @@ impl NativeGuard {
     /// Judge a call that got no response: `kind` is `timeout`, `connection_reset` or
     /// `unreachable` (the exec protocol's `transport_error` values).
     #[napi]
-    pub fn admit_transport_error(
-        &self,
-        request_json: String,
-        kind: String,
-    ) -> Result<External<Judged>> {
+    pub fn admit_transport_error(&self, request_json: String, kind: String) -> Result<String> {
         let request = request(&request_json)?;
         let error = TransportError::from_wire(&kind)
             .ok_or_else(|| tagged("transport", format!("unknown transport error {kind:?}")))?;
-        Ok(judged(
+        Ok(packed(
             &self.inner,
-            self.inner.admit_transport_error(&request, error),
+            &self.inner.admit_transport_error(&request, error),
         ))
     }
 }
@@ -177,18 +156,18 @@ pub struct Judge {
 }
 
 impl Task for Judge {
-    type Output = Admission;
-    type JsValue = ExternalRef<Judged>;
+    type Output = String;
+    type JsValue = String;
 
-    fn compute(&mut self) -> Result<Admission> {
-        Ok(self.guard.admit(&self.request, &self.body))
+    /// The judgement and its text, both off the JavaScript thread.
+    fn compute(&mut self) -> Result<String> {
+        Ok(packed(
+            &self.guard,
+            &self.guard.admit(&self.request, &self.body),
+        ))
     }
 
-    fn resolve(&mut self, env: Env, admission: Admission) -> Result<ExternalRef<Judged>> {
-        let judged = Judged {
-            guard: Arc::clone(&self.guard),
-            admission,
-        };
-        ExternalRef::new(&env, judged)
+    fn resolve(&mut self, _env: Env, packed: String) -> Result<String> {
+        Ok(packed)
     }
 }
