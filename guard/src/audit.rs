@@ -436,9 +436,7 @@ impl Sha256Digest {
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
-}
 
-impl Sha256Digest {
     /// The 64 lower-case hex digits, written in one piece (a `write!` per byte costs
     /// about a microsecond per audit line).
     fn hex(&self) -> HexDigest {
