@@ -168,13 +168,17 @@ fn every_variant_class_is_in_the_variants_page() {
     }
 }
 
+/// What `airlock ARGS... --help` prints.
+fn help(args: &[&str]) -> String {
+    let mut args = args.to_vec();
+    args.push("--help");
+    String::from_utf8(airlock(&args, b"").stdout).unwrap()
+}
+
 /// The subcommands the help of `airlock PARENT...` lists.
 fn subcommands_of(parent: &[&str]) -> Vec<String> {
-    let mut args = parent.to_vec();
-    args.push("--help");
-    let out = airlock(&args, b"");
-    let help = String::from_utf8(out.stdout).unwrap();
-    help.lines()
+    help(parent)
+        .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
@@ -217,25 +221,10 @@ fn every_command_and_flag_of_the_help_is_in_the_readme_command_table() {
             !rows.is_empty(),
             "README's command table has no `airlock {command}` row"
         );
-        let mut args: Vec<&str> = command.split(' ').collect();
-        args.push("--help");
-        let out = airlock(&args, b"");
-        let help = String::from_utf8(out.stdout).unwrap();
-        for flag in help
-            .split_whitespace()
-            .map(|w| w.trim_start_matches(['[', '(', '`', '"']))
-            .filter(|w| w.starts_with("--") && w.len() > 2)
-            .map(|w| {
-                let end = w[2..]
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-                    .map_or(w.len(), |i| i + 2);
-                &w[..end]
-            })
-            .filter(|w| *w != "--help" && *w != "--version")
-            .collect::<BTreeSet<_>>()
-        {
+        let args: Vec<&str> = command.split(' ').collect();
+        for flag in help_flags(&args) {
             assert!(
-                rows.iter().any(|r| r.contains(flag)),
+                rows.iter().any(|r| r.contains(flag.as_str())),
                 "README's `airlock {command}` rows do not mention {flag}"
             );
         }
@@ -244,11 +233,8 @@ fn every_command_and_flag_of_the_help_is_in_the_readme_command_table() {
 
 /// The flags `airlock ARGS... --help` lists (without --help and --version).
 fn help_flags(args: &[&str]) -> BTreeSet<String> {
-    let mut args = args.to_vec();
-    args.push("--help");
-    let out = airlock(&args, b"");
-    let help = String::from_utf8(out.stdout).unwrap();
-    help.split_whitespace()
+    help(args)
+        .split_whitespace()
         .map(|w| w.trim_start_matches(['[', '(', '`', '"']))
         .filter(|w| w.starts_with("--") && w.len() > 2)
         .map(|w| {
