@@ -14,11 +14,14 @@ export interface Request {
   now: string | Date;
 }
 
-/** A response body: the raw bytes as they came. */
-export type Body = Buffer | Uint8Array | string;
+/**
+ * A response body: the raw bytes as they came (any ArrayBuffer view, or an ArrayBuffer
+ * such as `fetch`'s `arrayBuffer()` gives), or text (a lone surrogate in it is refused).
+ */
+export type Body = Buffer | ArrayBufferView | ArrayBuffer | string;
 
 /** The failure codes of the fixed failure value. */
-export type FailureCode = 'INVALID_RESPONSE' | 'UPSTREAM_UNAVAILABLE' | 'OUTCOME_UNVERIFIED' | string;
+export type FailureCode = 'INVALID_RESPONSE' | 'UPSTREAM_UNAVAILABLE' | 'OUTCOME_UNVERIFIED' | 'TOOL_ERROR' | string;
 
 /** What the guard decided for one response. */
 export declare class Admission {
@@ -40,6 +43,8 @@ export declare class Admission {
   get callToolResult(): Record<string, unknown> | null;
   /** The audit record (tool, contract_version, stage, verdict, digests, diagnostic, …). */
   get audit(): Record<string, unknown>;
+  /** `JSON.stringify(admission)`: the agent's value, never the diagnostic. */
+  toJSON(): Record<string, unknown>;
 }
 
 export interface RetryPolicy {
@@ -58,8 +63,10 @@ export interface GuardOptions {
 /** One contract's guard. */
 export declare class Guard {
   /** Load a contract folder; throws ContractError naming the file. */
-  static load(dir: string, options?: GuardOptions): Guard;
+  static load(dir: string | URL, options?: GuardOptions): Guard;
   readonly tool: string;
+  /** Whether this is an MCP tool contract (its admissions carry a `callToolResult`). */
+  readonly isMcp: boolean;
   readonly retryPolicy: RetryPolicy;
   /** Judge one raw response for `request` (on the calling thread). */
   admit(request: Request | string, body: Body): Admission;
@@ -72,14 +79,14 @@ export declare class Guard {
   /**
    * Call an upstream under the contract's retry policy. `attempt(n)` gives try n's raw
    * body or throws (its `transport` property names the transport error; default
-   * "unreachable").
+   * "unreachable"). Each attempt's audit record carries its number.
    */
   call(request: Request | string, attempt: (n: number) => Body | Promise<Body>): Promise<{ admission: Admission; attempts: Admission[] }>;
 }
 
 /** Several contracts, each request routed by its `tool`. */
 export declare class Guards {
-  static load(dirs: string[], options?: GuardOptions): Guards;
+  static load(dirs: (string | URL)[], options?: GuardOptions): Guards;
   readonly tools: string[];
   get(tool: string): Guard | undefined;
   admit(request: Request | string, body: Body): Admission;

@@ -4,6 +4,11 @@
 // in, typed errors, the agent's value parsed from the exact JSON text the Rust guard
 // writes.
 
+const util = require('node:util');
+
+const url = require('node:url');
+
+const { types } = util;
 const native = require('./airlock_guard.node');
 
 /** The base of every error this package throws. */
@@ -34,15 +39,56 @@ function requestJson(request) {
     throw new RequestError('a request is an object: {tool, request_id, params, now}');
   }
   const wire = { ...request };
-  if (wire.now instanceof Date) wire.now = wire.now.toISOString();
-  return JSON.stringify(wire);
+  if (wire.now instanceof Date || types.isDate(wire.now)) {
+    if (Number.isNaN(wire.now.getTime())) throw new RequestError('the request\'s `now` is an invalid Date');
+    wire.now = wire.now.toISOString();
+  }
+  try {
+    return JSON.stringify(wire);
+  } catch (error) {
+    // A BigInt or a cycle in `params`: not a request the exec protocol can carry.
+    throw new RequestError(`the request is not JSON: ${error.message}`);
+  }
+}
+
+// Lone surrogates (a string cut in the middle of a pair): well-formed text has none.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A string's bytes as UTF-8, except that a lone surrogate is written as the three bytes it
+ * would take (WTF-8), which no UTF-8 decoder accepts: the guard refuses the body, as it
+ * refuses the bytes of a lone surrogate. (`Buffer.from` would quietly write U+FFFD in its
+ * place, and the guard would judge text the upstream never sent.)
+ */
+function stringBody(text) {
+  const wellFormed = typeof text.isWellFormed === 'function' ? text.isWellFormed() : !LONE_SURROGATE.test(text);
+  if (wellFormed) return Buffer.from(text, 'utf8');
+  const parts = [];
+  let from = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      i += 1;
+      continue;
+    }
+    parts.push(Buffer.from(text.slice(from, i), 'utf8'));
+    parts.push(Buffer.from([0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]));
+    from = i + 1;
+  }
+  parts.push(Buffer.from(text.slice(from), 'utf8'));
+  return Buffer.concat(parts);
 }
 
 function body(raw) {
   if (Buffer.isBuffer(raw)) return raw;
-  if (raw instanceof Uint8Array) return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (typeof raw === 'string') return Buffer.from(raw, 'utf8');
-  throw new TypeError('a response body is a Buffer, a Uint8Array or a string');
+  // Any typed array or DataView, from this realm or another (vm, a test runner's context).
+  if (ArrayBuffer.isView(raw)) return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  // What `(await fetch(url)).arrayBuffer()` gives.
+  if (types.isAnyArrayBuffer(raw)) return Buffer.from(raw);
+  if (typeof raw === 'string') return stringBody(raw);
+  throw new TypeError('a response body is a Buffer, a Uint8Array (or any ArrayBuffer view), an ArrayBuffer or a string');
 }
 
 /**
@@ -102,6 +148,37 @@ class Admission {
   get audit() {
     return JSON.parse(this.auditJson);
   }
+  /**
+   * `JSON.stringify(admission)` gives the agent's value and nothing else: an adapter that
+   * forwards or prints the admission itself never hands the diagnostic (which may quote
+   * the rejected body) to the agent.
+   */
+  toJSON() {
+    return this.agent;
+  }
+  /** `console.log(admission)`: the verdict and the agent's value, not the diagnostic. */
+  [util.inspect.custom](depth, options) {
+    const shown = { admitted: this.admitted, failureCode: this.failureCode, retryable: this.retryable, agent: this.agent };
+    return `Admission ${util.inspect(shown, options)}`;
+  }
+}
+
+/** A contract folder's path: a string or a `file:` URL. */
+function folder(dir) {
+  if (typeof dir === 'string') return dir;
+  if (dir instanceof URL) return url.fileURLToPath(dir);
+  throw new TypeError(`a contract folder is a path (a string or a file: URL), not ${typeof dir}`);
+}
+
+/** The audit record's adapter name and version: strings, or absent. */
+function loadOptions(options) {
+  const { adapter, version } = options == null ? {} : options;
+  for (const [name, value] of [['adapter', adapter], ['version', version]]) {
+    if (value !== undefined && typeof value !== 'string') {
+      throw new TypeError(`options.${name} is a string (the audit record's adapter ${name}), not ${typeof value}`);
+    }
+  }
+  return { adapter, version };
 }
 
 /** One contract's guard: `Guard.load("schemas/review_status")`. */
@@ -114,8 +191,10 @@ class Guard {
    * audit record. Throws ContractError naming the file.
    */
   static load(dir, options = {}) {
+    const path = folder(dir);
+    const { adapter, version } = loadOptions(options);
     try {
-      return new Guard(native.NativeGuard.load(String(dir), options.adapter, options.version));
+      return new Guard(native.NativeGuard.load(path, adapter, version));
     } catch (error) {
       rethrow(error);
     }
@@ -124,33 +203,44 @@ class Guard {
   get tool() {
     return this._inner.tool;
   }
+  /** Whether this is an MCP tool contract (its admissions carry a `callToolResult`). */
+  get isMcp() {
+    return this._inner.isMcp;
+  }
   /** The contract's retry policy: {maxAttempts, deadlineMs, retryable: [codes]}. */
   get retryPolicy() {
     const p = JSON.parse(this._inner.retryPolicyJson());
     return { maxAttempts: p.max_attempts, deadlineMs: p.deadline_ms, retryable: p.retryable };
   }
-  /** Judge one raw response (Buffer, Uint8Array or string) for `request`. */
+  /** Judge one raw response (a Buffer, any ArrayBuffer view, an ArrayBuffer or a string) for `request`. */
   admit(request, raw) {
+    const bytes = body(raw);
     try {
-      return new Admission(this._inner.admit(requestJson(request), body(raw)));
+      return new Admission(this._inner.admit(requestJson(request), bytes));
     } catch (error) {
       rethrow(error);
     }
   }
   /** `admit` off the event loop (the libuv thread pool): a Promise of the Admission. */
   async admitAsync(request, raw) {
+    return this._admitAsync(request, body(raw), undefined);
+  }
+  async _admitAsync(request, bytes, attempt) {
     let task;
     try {
-      task = this._inner.admitAsync(requestJson(request), body(raw));
+      task = this._inner.admitAsync(requestJson(request), bytes, attempt);
     } catch (error) {
       rethrow(error);
     }
     return new Admission(await task);
   }
-  /** Judge a call that got no response: `kind` is "timeout", "connection_refused", … */
+  /** Judge a call that got no response: `kind` is "timeout", "connection_reset" or "unreachable". */
   admitTransportError(request, kind) {
+    return this._admitTransportError(request, kind, undefined);
+  }
+  _admitTransportError(request, kind, attempt) {
     try {
-      return new Admission(this._inner.admitTransportError(requestJson(request), String(kind)));
+      return new Admission(this._inner.admitTransportError(requestJson(request), String(kind), attempt));
     } catch (error) {
       rethrow(error);
     }
@@ -168,21 +258,29 @@ class Guard {
    * Call an upstream under the contract's retry policy, judging every attempt afresh.
    * `attempt(n)` returns (or resolves to) the raw body of try `n`, or throws; a thrown
    * error is the transport error its `transport` property names ("timeout",
-   * "connection_reset", "unreachable"; default "unreachable"). Resolves to
+   * "connection_reset", "unreachable"; default "unreachable"). Every attempt's audit
+   * record carries its number (`attempt`). What `attempt` returns that is not a body is
+   * the caller's bug, not an outage: it throws TypeError. Resolves to
    * {admission, attempts} where admission is the last attempt's.
    */
   async call(request, attempt) {
+    if (typeof attempt !== 'function') {
+      throw new TypeError('call(request, attempt): attempt is a function (n) => body');
+    }
     const started = Date.now();
     const attempts = [];
     for (let n = 1; ; n += 1) {
-      let admission;
+      let raw;
+      let failed = null;
       try {
-        admission = await this.admitAsync(request, await attempt(n));
+        raw = await attempt(n);
       } catch (error) {
-        if (error instanceof AirlockError) throw error;
-        const kind = (error && error.transport) || 'unreachable';
-        admission = this.admitTransportError(request, kind);
+        failed = error;
       }
+      const admission =
+        failed === null
+          ? await this._admitAsync(request, body(raw), n)
+          : this._admitTransportError(request, (failed && failed.transport) || 'unreachable', n);
       attempts.push(admission);
       if (!this.shouldRetry(admission, n, Date.now() - started)) {
         return { admission, attempts };
@@ -197,6 +295,7 @@ class Guards {
     this._byTool = new Map(guards.map((g) => [g.tool, g]));
   }
   static load(dirs, options = {}) {
+    if (!Array.isArray(dirs)) throw new TypeError('Guards.load(dirs): dirs is an array of contract folders');
     return new Guards(dirs.map((dir) => Guard.load(dir, options)));
   }
   /** The guard of `tool`, or undefined. */
@@ -208,7 +307,23 @@ class Guards {
     return [...this._byTool.keys()];
   }
   _route(request) {
-    const tool = typeof request === 'string' ? JSON.parse(request).tool : request && request.tool;
+    let tool;
+    if (typeof request === 'string') {
+      let parsed;
+      try {
+        parsed = JSON.parse(request);
+      } catch (error) {
+        throw new RequestError(`the request is not JSON: ${error.message}`);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new RequestError('a request is an object: {tool, request_id, params, now}');
+      }
+      tool = parsed.tool;
+    } else if (request !== null && typeof request === 'object') {
+      tool = request.tool;
+    } else {
+      throw new RequestError('a request is an object: {tool, request_id, params, now}');
+    }
     const guard = this._byTool.get(tool);
     if (!guard) throw new RoutingError(`no contract for tool ${JSON.stringify(tool)}`);
     return guard;
@@ -216,7 +331,7 @@ class Guards {
   admit(request, raw) {
     return this._route(request).admit(request, raw);
   }
-  admitAsync(request, raw) {
+  async admitAsync(request, raw) {
     return this._route(request).admitAsync(request, raw);
   }
 }

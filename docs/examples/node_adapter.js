@@ -2,9 +2,10 @@
 'use strict';
 // A worked HTTP adapter in Node.js with the guard in process (docs/node.md). The tool is
 // `review_status`: fetch the review of a change from an HTTP API and give the agent only
-// what the contract admits. Every response, honest or not, goes through `judge`; so does
-// every case `airlock check` sends when the adapter runs with --exec-protocol, which is
-// how the harness tests the very code the HTTP path runs:
+// what the contract admits. Every response, honest or not, goes through `answer` (the
+// guard under the contract's retry policy); so does every case `airlock check` sends when
+// the adapter runs with --exec-protocol, which is how the harness tests the very code the
+// HTTP path runs:
 //
 //   airlock check --contract schemas/review_status --adapter-cmd "node docs/examples/node_adapter.js --exec-protocol"
 //
@@ -18,11 +19,15 @@ const { Guard } = require('airlock-guard');
 const schemas = process.env.AIRLOCK_SCHEMAS || path.join(process.cwd(), 'schemas');
 const guard = Guard.load(path.join(schemas, 'review_status'), { adapter: 'node-review-adapter', version: '1.0.0' });
 
-/** The one judging path: raw bytes in, the agent's value (JSON text) out. */
-async function judge(request, body) {
-  const admission = await guard.admitAsync(request, body);
+/**
+ * The one judging path: the request, and `attempt(n)` giving try n's raw bytes (or
+ * throwing the transport error that came instead), under the contract's retry policy; out
+ * comes the agent's value as JSON text. The diagnostic goes to the operator's log (stderr),
+ * never to the agent.
+ */
+async function answer(request, attempt) {
+  const { admission } = await guard.call(request, attempt);
   if (admission.diagnostic) {
-    // The operator's side: the diagnostic and the audit go to the log, never to the agent.
     process.stderr.write(`review_status: ${admission.diagnostic.split('\n')[0]}\n`);
   }
   return admission.agentJson;
@@ -31,7 +36,7 @@ async function judge(request, body) {
 /** The agent's value for the review of `changeId`, fetched from `baseUrl`. */
 async function reviewStatus(baseUrl, changeId, requestId) {
   const request = { request_id: requestId, params: { change_id: changeId }, now: new Date() };
-  const { admission } = await guard.call(request, async () => {
+  return answer(request, async () => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), guard.retryPolicy.deadlineMs);
     try {
@@ -40,30 +45,45 @@ async function reviewStatus(baseUrl, changeId, requestId) {
         signal: controller.signal,
       });
       // The status is not trusted either: the body must be an envelope the contract admits.
-      return Buffer.from(await response.arrayBuffer());
+      return await response.arrayBuffer();
     } catch (error) {
       throw Object.assign(error, { transport: error.name === 'AbortError' ? 'timeout' : 'unreachable' });
     } finally {
       clearTimeout(timer);
     }
   });
-  return admission.agentJson;
 }
 
-/** The exec protocol (docs/exec-protocol.md): a case per line in, an answer per line out. */
+/**
+ * The exec protocol (docs/exec-protocol.md): a case per line in, an answer per line out.
+ * A case's bytes (or its transport error) stand in for the upstream's, through `answer`,
+ * the code the HTTP path runs. A line that is not a case gets the protocol's `error`
+ * answer; the adapter goes on with the next.
+ */
 async function execProtocol() {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
-    const testCase = JSON.parse(line);
-    const agent = testCase.transport_error
-      ? guard.admitTransportError(testCase.request, testCase.transport_error).agentJson
-      : await judge(testCase.request, Buffer.from(testCase.response_b64, 'base64'));
-    process.stdout.write(`{"case":${JSON.stringify(testCase.case)},"agent":${agent}}\n`);
+    let id = null;
+    let out;
+    try {
+      const testCase = JSON.parse(line);
+      id = typeof testCase.case === 'string' ? testCase.case : null;
+      const agent = await answer(testCase.request, async () => {
+        if (testCase.transport_error) {
+          throw Object.assign(new Error(testCase.transport_error), { transport: testCase.transport_error });
+        }
+        return Buffer.from(testCase.response_b64, 'base64');
+      });
+      out = `{"case":${JSON.stringify(id)},"agent":${agent}}`;
+    } catch (error) {
+      out = JSON.stringify({ case: id, error: String((error && error.message) || error) });
+    }
+    process.stdout.write(`${out}\n`);
   }
 }
 
-module.exports = { judge, reviewStatus };
+module.exports = { answer, reviewStatus };
 
 if (require.main === module) {
   if (process.argv.includes('--exec-protocol')) {

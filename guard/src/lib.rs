@@ -96,7 +96,8 @@ pub use schema::{
     MAX_PATTERN_POSITIONS,
 };
 pub use upstream::{
-    invisible, FailureRule, LineEnding, LinesInput, Mapping, Normalise, VendorInput,
+    invisible, printable, visible, FailureRule, LineEnding, LinesInput, Mapping, Normalise,
+    VendorInput,
 };
 
 /// Re-exported so custom checks can name times and durations without a direct dependency.

@@ -388,6 +388,41 @@ pub fn invisible(c: char) -> bool {
         | '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
 }
 
+/// `text` safe to print on a terminal: control characters (C0, DEL, C1: escape
+/// sequences, bells, carriage returns, line feeds), bidirectional overrides and other
+/// [`invisible`] characters are written as `\u{…}` escapes; a backslash is doubled so an
+/// escape cannot be forged.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    let unsafe_char = |c: char| c.is_control() || c == '\\' || invisible(c);
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` as it is, unless it holds a character a terminal or a renderer would act on
+/// (control, bidirectional, invisible): then [`printable`] (each such character and
+/// every backslash escaped, so an escape cannot be forged). Ordinary text, backslashes
+/// included, is shown exactly.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().any(|c| c.is_control() || invisible(c)) {
+        printable(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// Read a command's output under `grammar`: the object of its keys' values (strings, in
 /// the declared order).
 pub(crate) fn read_lines(

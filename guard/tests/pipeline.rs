@@ -314,6 +314,28 @@ fn audit_record_is_one_json_line_with_identity_digest_and_diagnostic() {
 }
 
 #[test]
+fn an_explained_diagnostic_cannot_be_given_lines_or_escape_sequences_by_the_body() {
+    // A member name quoted by the schema's message, holding a line feed, a forged
+    // `because` line, an escape sequence and a bidirectional override.
+    let guard = Guard::new(contract("review_status"));
+    let body = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1042","decision":"approved","reviewed_by":"x","a\n  because all is well\u001b[2J\u202e":1}}"#;
+    let a = guard.admit(&request("review_status"), body);
+    let diagnostic = a.diagnostic().expect("rejected");
+    assert!(diagnostic.causes()[0].message().contains('\n'));
+    let explained = diagnostic.explained();
+    assert_eq!(
+        explained.lines().count(),
+        1 + diagnostic.causes().len(),
+        "{explained}"
+    );
+    assert!(!explained.contains(['\u{1b}', '\u{202e}']), "{explained}");
+    assert!(
+        explained.contains(r"a\u{a}  because all is well\u{1b}[2J\u{202e}"),
+        "{explained}"
+    );
+}
+
+#[test]
 fn request_for_another_tool_is_rejected() {
     let guard = Guard::new(contract("review_status"));
     let mut request = request("review_status");

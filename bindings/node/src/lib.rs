@@ -8,7 +8,7 @@
 //! `[transport]`) that the wrapper turns into its typed exceptions.
 
 use airlock_guard::{Admission, Contract, Diagnostic, Guard, Request, TransportError};
-use napi::bindgen_prelude::{AsyncTask, Buffer, BufferSlice};
+use napi::bindgen_prelude::{AsyncTask, BufferSlice};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -26,7 +26,8 @@ fn request(json: &str) -> Result<Request> {
 /// of the event loop, so a handle per admission would let a long synchronous loop of
 /// `admit` calls hold all their admissions at once (about 1 KB each); a string is
 /// collected like any other. The parts are separated by NUL, which JSON text never holds
-/// unescaped:
+/// unescaped, nor the diagnostic (`Diagnostic::explained` escapes every control character
+/// it quotes); the reader splits at the first four NULs only all the same:
 ///
 /// * the head: `A` (admitted) or `R`; `r`, `n` or `-` (a retryable failure, a failure
 ///   that is not, a success); `d` or `-` (a diagnostic follows); `c` or `-` (a
@@ -82,7 +83,9 @@ impl NativeGuard {
     /// Load the contract folder `dir` (`contract.toml` and its schema files).
     #[napi(factory)]
     pub fn load(dir: String, adapter: Option<String>, version: Option<String>) -> Result<Self> {
-        let contract = Contract::load(&dir).map_err(|e| tagged("contract", e))?;
+        // As the Python binding and the command line say it: the folder, then the file.
+        let contract = Contract::load(&dir)
+            .map_err(|e| tagged("contract", format!("loading contract {dir}: {e}")))?;
         let mut builder = Guard::builder(contract);
         if let Some(name) = adapter {
             builder = builder.adapter(name, version.unwrap_or_default());
@@ -96,6 +99,13 @@ impl NativeGuard {
     #[napi(getter)]
     pub fn tool(&self) -> String {
         self.inner.contract().tool().to_owned()
+    }
+
+    /// Whether the contract is an MCP tool contract (`[input] kind = "mcp"`): its
+    /// admissions carry a `CallToolResult`.
+    #[napi(getter)]
+    pub fn is_mcp(&self) -> bool {
+        self.inner.contract().input().mcp().is_some()
     }
 
     /// The contract's retry policy: `{"max_attempts", "deadline_ms", "retryable"}`.
@@ -124,26 +134,46 @@ impl NativeGuard {
     }
 
     /// `admit` on the libuv thread pool: the event loop goes on while the guard judges.
+    /// The body is copied for the pool's thread, but only as much of it as the guard reads
+    /// (`max_bytes` and one byte more, which already makes it too large): a 200 MB body
+    /// costs the event loop a 4 KB copy, not 200 MB. `attempt` numbers the audit record
+    /// (the wrapper's retry driver).
     #[napi]
-    pub fn admit_async(&self, request_json: String, body: Buffer) -> Result<AsyncTask<Judge>> {
+    pub fn admit_async(
+        &self,
+        request_json: String,
+        body: BufferSlice,
+        attempt: Option<u32>,
+    ) -> Result<AsyncTask<Judge>> {
+        let read = usize::try_from(self.inner.contract().limits().max_bytes.saturating_add(1))
+            .unwrap_or(usize::MAX)
+            .min(body.len());
         Ok(AsyncTask::new(Judge {
             guard: Arc::clone(&self.inner),
             request: request(&request_json)?,
-            body: body.to_vec(),
+            body: body[..read].to_vec(),
+            attempt,
         }))
     }
 
     /// Judge a call that got no response: `kind` is `timeout`, `connection_reset` or
-    /// `unreachable` (the exec protocol's `transport_error` values).
+    /// `unreachable` (the exec protocol's `transport_error` values); `attempt` as for
+    /// `admit_async`.
     #[napi]
-    pub fn admit_transport_error(&self, request_json: String, kind: String) -> Result<String> {
+    pub fn admit_transport_error(
+        &self,
+        request_json: String,
+        kind: String,
+        attempt: Option<u32>,
+    ) -> Result<String> {
         let request = request(&request_json)?;
         let error = TransportError::from_wire(&kind)
             .ok_or_else(|| tagged("transport", format!("unknown transport error {kind:?}")))?;
-        Ok(packed(
-            &self.inner,
-            &self.inner.admit_transport_error(&request, error),
-        ))
+        let mut admission = self.inner.admit_transport_error(&request, error);
+        if let Some(attempt) = attempt {
+            admission.set_attempt(attempt);
+        }
+        Ok(packed(&self.inner, &admission))
     }
 }
 
@@ -153,6 +183,7 @@ pub struct Judge {
     guard: Arc<Guard>,
     request: Request,
     body: Vec<u8>,
+    attempt: Option<u32>,
 }
 
 impl Task for Judge {
@@ -161,10 +192,11 @@ impl Task for Judge {
 
     /// The judgement and its text, both off the JavaScript thread.
     fn compute(&mut self) -> Result<String> {
-        Ok(packed(
-            &self.guard,
-            &self.guard.admit(&self.request, &self.body),
-        ))
+        let mut admission = self.guard.admit(&self.request, &self.body);
+        if let Some(attempt) = self.attempt {
+            admission.set_attempt(attempt);
+        }
+        Ok(packed(&self.guard, &admission))
     }
 
     fn resolve(&mut self, _env: Env, packed: String) -> Result<String> {

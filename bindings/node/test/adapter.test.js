@@ -50,3 +50,29 @@ test('the worked adapter fetches, judges and answers the agent', async () => {
   const down = JSON.parse(await reviewStatus('http://127.0.0.1:9', 'CR-1042', 'req.node0004'));
   assert.equal(down.error.code, 'UPSTREAM_UNAVAILABLE');
 });
+
+test('the worked adapter answers a line that is not a case with an error, and goes on', () => {
+  const { spawnSync } = require('node:child_process');
+  const request = JSON.parse(fs.readFileSync(path.join(repo, 'corpora/review_status/request.json'), 'utf8'));
+  const body = fs.readFileSync(path.join(repo, 'corpora/review_status/accepted/success_approved_compact.json'));
+  const lines = [
+    '{not json',
+    JSON.stringify({ case: 'c-1', request, transport_error: 'gremlins' }),
+    JSON.stringify({ case: 'c-2', request, response_b64: body.toString('base64') }),
+    JSON.stringify({ case: 'c-3', request, transport_error: 'timeout' }),
+  ];
+  const run = spawnSync(process.execPath, [path.join(repo, 'docs/examples/node_adapter.js'), '--exec-protocol'], {
+    input: `${lines.join('\n')}\n`,
+    encoding: 'utf8',
+    env: process.env,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.equal(answers.length, 4, run.stdout);
+  assert.equal(answers[0].case, null);
+  assert.ok(answers[0].error);
+  assert.equal(answers[1].case, 'c-1');
+  assert.match(answers[1].error, /gremlins/);
+  assert.equal(answers[2].agent.outcome, 'success');
+  assert.equal(answers[3].agent.error.code, 'UPSTREAM_UNAVAILABLE');
+});

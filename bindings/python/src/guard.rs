@@ -11,7 +11,7 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyBytes, PyString};
 
 use crate::admission::{Admission, CallOutcome, RetryPolicy};
 use crate::request::Request;
@@ -154,10 +154,13 @@ impl Guard {
 
     /// Call the upstream under the contract's retry policy, judging every attempt afresh
     /// (`airlock_guard::Guard::call`). `fetch(attempt)` gets the 1-based attempt number and
-    /// returns the raw body (bytes). It signals a transport failure by raising
-    /// `TransportError(kind)`, `TimeoutError` (timeout), `ConnectionRefusedError` or a
-    /// `urllib.error.URLError` whose reason is one (unreachable), or any other `OSError`
-    /// (connection_reset). Any other exception stops the call and is raised again.
+    /// returns the raw body (bytes, bytearray or memoryview). It signals a transport failure
+    /// by raising `TransportError(kind)`, `TimeoutError` (timeout), `ConnectionRefusedError`
+    /// or a DNS failure (unreachable), or any other `OSError` (connection_reset); a
+    /// `urllib.error.URLError` is judged by the socket error it wraps. An
+    /// `urllib.error.HTTPError` is an answer: its body is judged, whatever the status. Any
+    /// other exception (a `URLError` for a URL that cannot be fetched, a bug in `fetch`)
+    /// stops the call and is raised again.
     fn call(
         &self,
         py: Python<'_>,
@@ -165,6 +168,7 @@ impl Guard {
         fetch: Py<PyAny>,
     ) -> PyResult<CallOutcome> {
         let request = Request::extract(request)?;
+        let max_bytes = self.inner.contract().limits().max_bytes;
         let mut raised: Option<PyErr> = None;
         let outcome = py.detach(|| {
             self.inner.call(&request.inner, |attempt| {
@@ -172,7 +176,7 @@ impl Guard {
                     // A programming error in fetch: no further calls; raised below.
                     return Err(TransportError::Unreachable);
                 }
-                Python::attach(|py| match fetch_once(py, &fetch, attempt) {
+                Python::attach(|py| match fetch_once(py, &fetch, attempt, max_bytes) {
                     Ok(result) => result,
                     Err(error) => {
                         raised = Some(error);
@@ -242,61 +246,90 @@ fn fetch_once(
     py: Python<'_>,
     fetch: &Py<PyAny>,
     attempt: u32,
+    max_bytes: u64,
 ) -> PyResult<Result<Vec<u8>, TransportError>> {
     match fetch.call1(py, (attempt,)) {
         Ok(body) => {
             let body = body.bind(py);
-            if let Ok(bytes) = body.cast::<PyBytes>() {
-                Ok(Ok(bytes.as_bytes().to_vec()))
-            } else if let Ok(bytes) = body.cast::<PyByteArray>() {
-                Ok(Ok(bytes.to_vec()))
-            } else {
-                Err(PyTypeError::new_err(format!(
-                    "fetch returned {}, not bytes",
+            match crate::body_bytes(body) {
+                Ok(bytes) => Ok(Ok(bytes.into_owned())),
+                Err(_) => Err(PyTypeError::new_err(format!(
+                    "fetch returned {}, not bytes, bytearray or memoryview",
                     body.get_type().name()?
-                )))
+                ))),
             }
         }
-        Err(error) => classify(py, error).map(Err),
+        Err(error) => classify(py, error, max_bytes),
     }
 }
 
-/// The transport error an exception raised by `fetch` stands for (as
-/// `TransportError::from_io` reads an I/O error), or the exception itself.
-fn classify(py: Python<'_>, error: PyErr) -> PyResult<TransportError> {
+/// How many `reason` links of a wrapped socket error are followed (a cycle stops there).
+const REASON_LINKS: usize = 8;
+
+/// What an exception raised by `fetch` stands for: the body of an HTTP error response, a
+/// transport error (as `TransportError::from_io` reads an I/O error), or the exception
+/// itself, raised again.
+fn classify(
+    py: Python<'_>,
+    error: PyErr,
+    max_bytes: u64,
+) -> PyResult<Result<Vec<u8>, TransportError>> {
     if error.is_instance_of::<crate::TransportError>(py) {
         let value = error.value(py);
-        let kind = value
-            .getattr("args")?
-            .get_item(0)
-            .ok()
-            .and_then(|k| k.cast::<PyString>().ok().map(|s| s.to_string()));
-        return match kind.as_deref().and_then(TransportError::from_wire) {
-            Some(kind) => Ok(kind),
+        let kind = value.getattr("args")?.get_item(0).ok();
+        let wire = kind
+            .as_ref()
+            .and_then(|k| k.cast::<PyString>().ok())
+            .and_then(|k| TransportError::from_wire(k.to_str().ok()?));
+        return match wire {
+            Some(kind) => Ok(Err(kind)),
             None => Err(PyValueError::new_err(format!(
-                "TransportError({kind:?}): the kind is one of timeout, connection_reset, unreachable"
+                "TransportError({}): the kind is one of 'timeout', 'connection_reset', 'unreachable'",
+                kind.map_or_else(|| Ok(String::new()), |k| k.repr().map(|r| r.to_string()))?
             ))),
         };
     }
     if !error.is_instance_of::<PyOSError>(py) {
         return Err(error);
     }
-    // urllib wraps the socket's error: judge its reason.
-    let value = error.value(py);
-    if let Ok(reason) = value.getattr("reason") {
-        if reason.is_instance_of::<pyo3::exceptions::PyBaseException>() {
-            return classify(py, PyErr::from_value(reason));
-        }
-        if value.is_instance(&py.import("urllib.error")?.getattr("URLError")?)? {
-            return Ok(TransportError::Unreachable);
+    let urllib = py.import("urllib.error")?;
+    let value = error.value(py).clone().into_any();
+    if value.is_instance(&urllib.getattr("HTTPError")?)? {
+        // The server answered (urlopen raises for a 4xx or 5xx status): the status is not
+        // trusted, the body is judged, as any other answer is. A body that cannot be read
+        // is an empty one, which the guard refuses.
+        let limit = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
+        let body = value
+            .call_method1("read", (limit,))
+            .ok()
+            .and_then(|b| b.cast::<PyBytes>().ok().map(|b| b.as_bytes().to_vec()))
+            .unwrap_or_default();
+        // Best effort: the body is read; a close that fails changes nothing judged.
+        let _ = value.call_method0("close");
+        return Ok(Ok(body));
+    }
+    // urllib wraps the socket's error as URLError.reason: judge the innermost OSError.
+    let url_error = urllib.getattr("URLError")?;
+    let mut current = value;
+    for _ in 0..REASON_LINKS {
+        match current.getattr("reason") {
+            Ok(reason) if reason.is_instance_of::<PyOSError>() && !reason.is(&current) => {
+                current = reason;
+            }
+            Ok(_) if current.is_instance(&url_error)? => {
+                // A URLError whose reason is text ("unknown url type", "no host given"):
+                // a URL that cannot be fetched is the caller's bug, not an outage.
+                return Err(PyErr::from_value(current));
+            }
+            _ => break,
         }
     }
-    if error.is_instance_of::<PyTimeoutError>(py) || error.is_instance_of::<PyBlockingIOError>(py) {
-        return Ok(TransportError::Timeout);
+    if current.is_instance_of::<PyTimeoutError>() || current.is_instance_of::<PyBlockingIOError>() {
+        return Ok(Err(TransportError::Timeout));
     }
     let gaierror = py.import("socket")?.getattr("gaierror")?;
-    if error.is_instance_of::<PyConnectionRefusedError>(py) || value.is_instance(&gaierror)? {
-        return Ok(TransportError::Unreachable);
+    if current.is_instance_of::<PyConnectionRefusedError>() || current.is_instance(&gaierror)? {
+        return Ok(Err(TransportError::Unreachable));
     }
-    Ok(TransportError::ConnectionReset)
+    Ok(Err(TransportError::ConnectionReset))
 }

@@ -44,18 +44,18 @@ pub(crate) fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py
     py.import("json")?.getattr("loads")?.call1((text,))
 }
 
-/// The bytes of `raw` (`bytes` borrowed as they are; `bytearray` and `memoryview` copied).
+/// The bytes of `raw` (`bytes` borrowed as they are; `bytearray` and `memoryview` copied
+/// once).
 pub(crate) fn body_bytes<'a>(raw: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u8]>> {
     if let Ok(bytes) = raw.cast::<PyBytes>() {
         return Ok(std::borrow::Cow::Borrowed(bytes.as_bytes()));
     }
-    if raw.is_instance_of::<pyo3::types::PyByteArray>()
-        || raw.is_instance_of::<pyo3::types::PyMemoryView>()
-    {
-        let copy = raw.py().get_type::<PyBytes>().call1((raw,))?;
-        return Ok(std::borrow::Cow::Owned(
-            copy.cast::<PyBytes>()?.as_bytes().to_vec(),
-        ));
+    if let Ok(bytes) = raw.cast::<pyo3::types::PyByteArray>() {
+        return Ok(std::borrow::Cow::Owned(bytes.to_vec()));
+    }
+    if raw.is_instance_of::<pyo3::types::PyMemoryView>() {
+        let buffer = pyo3::buffer::PyBuffer::<u8>::get(raw)?;
+        return Ok(std::borrow::Cow::Owned(buffer.to_vec(raw.py())?));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "a response body is bytes, bytearray or memoryview, not {}",

@@ -51,13 +51,34 @@ impl Request {
     #[staticmethod]
     fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = value.py();
+        let value = if value.is_instance_of::<PyDict>() {
+            value.clone()
+        } else if value.is_instance(&py.import("collections.abc")?.getattr("Mapping")?)? {
+            // A mappingproxy, a UserDict, any Mapping: read as the dict of its items.
+            py.get_type::<PyDict>().call1((value,))?
+        } else if value.is_instance_of::<PyString>()
+            || value.is_instance_of::<pyo3::types::PyBytes>()
+        {
+            return Err(RequestError::new_err(
+                "a request is a dict or a Request, not JSON text: read text with Request.from_json(text)",
+            ));
+        } else {
+            return Err(RequestError::new_err(format!(
+                "a request is a dict ({{\"request_id\", \"params\", \"now\"}}) or a Request, not {}",
+                value.get_type().name()?
+            )));
+        };
         let kwargs = PyDict::new(py);
         kwargs.set_item("allow_nan", false)?;
         let text = py
             .import("json")?
             .getattr("dumps")?
             .call((value,), Some(&kwargs))
-            .map_err(|e| RequestError::new_err(format!("the request is not JSON: {e}")))?;
+            .map_err(|e| {
+                RequestError::new_err(format!(
+                    "the request is not JSON: {e} (`now` is RFC 3339 text, such as datetime.isoformat() of an aware datetime)"
+                ))
+            })?;
         Self::parse(text.cast::<PyString>()?.to_str()?.as_bytes())
     }
 

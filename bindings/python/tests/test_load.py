@@ -112,3 +112,19 @@ def test_the_package_exports_its_api_and_ships_type_stubs():
     assert (package / "py.typed").is_file() and (package / "_native.pyi").is_file()
     assert set(airlock_guard.__all__) <= set(dir(airlock_guard))
     assert airlock_guard.TRANSPORT_ERRORS == ["timeout", "connection_reset", "unreachable"]
+
+
+def test_any_mapping_is_a_request_and_json_text_is_pointed_to_from_json(review_request):
+    import collections
+    import json
+    import types
+
+    guard = Guard.load(SCHEMAS / "review_status")
+    body = (CORPORA / "review_status" / "accepted" / "success_approved_compact.json").read_bytes()
+    expected = guard.admit(review_request, body).agent_json
+    for mapping in [types.MappingProxyType(review_request), collections.UserDict(review_request)]:
+        assert guard.admit(mapping, body).agent_json == expected
+    with pytest.raises(RequestError, match="Request.from_json"):
+        guard.admit(json.dumps(review_request), body)
+    with pytest.raises(RequestError, match="not list"):
+        guard.admit([review_request], body)

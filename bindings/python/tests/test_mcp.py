@@ -33,6 +33,9 @@ MODES = [
     "is_error_injection",
     "jsonrpc_error",
 ]
+# The SDK's own errors (a session that raises them): a timeout, a closed connection, and
+# a JSON-RPC error as the server would send it.
+SDK_ERRORS = ["sdk:-32001", "sdk:-32000", "sdk:-32603"]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,7 @@ def results():
         pytest.skip("no MCP SDK venv (ci/mcp-venv.sh)")
     site = pathlib.Path(airlock_guard.__file__).parents[1]
     run = subprocess.run(
-        [str(MCP_PYTHON), str(DRIVER), str(ROOT), "change_review", '{"change_id": "CR-1"}', *MODES],
+        [str(MCP_PYTHON), str(DRIVER), str(ROOT), "change_review", '{"change_id": "CR-1"}', *MODES, *SDK_ERRORS],
         capture_output=True,
         env=dict(os.environ, PYTHONPATH=str(site)),
         timeout=300,
@@ -70,3 +73,16 @@ def test_a_misbehaving_servers_result_reaches_the_caller_as_a_fixed_failure_with
         assert line["failure_code"] in ("TOOL_ERROR", "UPSTREAM_UNAVAILABLE"), line
     else:
         assert not line["admitted"]
+
+
+def test_the_sdks_timeout_and_closed_connection_are_transport_failures_not_server_errors(results):
+    """mcp 2.x signals a timeout as MCPError(-32001), a closed connection as -32000: the
+    audit record says so, instead of "the server answered with JSON-RPC error -32001"."""
+    for mode, keyword in [("sdk:-32001", "timeout"), ("sdk:-32000", "connection_reset")]:
+        line = results[mode]
+        assert (line["verdict"], line["keyword"]) == ("transport_failure", keyword), line
+        assert (line["failure_code"], line["retryable"]) == ("UPSTREAM_UNAVAILABLE", True), line
+    server = results["sdk:-32603"]
+    assert (server["keyword"], server["failure_code"]) == ("jsonrpc_error", "UPSTREAM_UNAVAILABLE"), server
+    for mode in SDK_ERRORS:
+        assert "ignore" not in json.dumps(results[mode]["result"])

@@ -107,3 +107,62 @@ def test_should_retry_mirrors_the_driver(guard, review_request):
     assert not guard.should_retry(rejected, 1)
     with pytest.raises(ValueError):
         guard.admit_transport_error(review_request, "lost")
+
+
+def test_an_http_error_is_an_answer_whose_body_is_judged(guard, review_request):
+    """urlopen raises HTTPError for a 4xx or 5xx status; the service's failure envelope is
+    in its body, as the worked adapter reads it. Not an outage, and not retried."""
+    import io
+
+    def http_error(body):
+        return urllib.error.HTTPError("http://127.0.0.1/reviews/CR-1042", 404, "Not Found", {}, io.BytesIO(body))
+
+    envelope = (ACCEPTED / "failure_not_found.json").read_bytes()
+    calls = []
+
+    def fetch(attempt):
+        calls.append(attempt)
+        raise http_error(envelope)
+
+    outcome = guard.call(review_request, fetch)
+    assert calls == [1]
+    assert outcome.admission.verdict == "upstream_failure"
+    assert outcome.admission.agent == guard.admit(review_request, envelope).agent
+    page = guard.call(review_request, lambda attempt: (_ for _ in ()).throw(http_error(b"<html>Bad gateway</html>")))
+    assert (len(page.attempts), page.admission.failure_code) == (1, "INVALID_RESPONSE")
+    # Only max_bytes + 1 bytes of an error's body are read, as of any body.
+    huge = guard.call(review_request, lambda attempt: (_ for _ in ()).throw(http_error(b" " * (50 * 1024 * 1024))))
+    assert huge.admission.audit["raw_len"] == guard.max_bytes + 1
+
+
+def test_a_wrapped_socket_error_is_followed_a_few_links_and_a_cycle_ends(guard, review_request):
+    # A reason chain that loops (or runs 50,000 deep) once crashed the interpreter.
+    looped = OSError("x")
+    looped.reason = looped
+    deep = OSError("bottom")
+    for _ in range(50_000):
+        deep = urllib.error.URLError(deep)
+    for error in [looped, deep]:
+        outcome = guard.call(review_request, lambda attempt: (_ for _ in ()).throw(error))
+        assert outcome.admission.agent["error"] == {"code": "UPSTREAM_UNAVAILABLE", "retryable": True}
+        assert outcome.attempts[0].audit["diagnostic"]["keyword"] == "connection_reset"
+
+
+def test_a_url_that_cannot_be_fetched_is_the_callers_bug_not_an_outage(guard, review_request):
+    calls = []
+
+    def fetch(attempt):
+        calls.append(attempt)
+        raise urllib.error.URLError("unknown url type: htp")
+
+    with pytest.raises(urllib.error.URLError):
+        guard.call(review_request, fetch)
+    assert calls == [1]
+
+
+def test_fetch_may_return_any_bytes_like_body_and_a_bad_kind_is_named(guard, review_request):
+    body = (ACCEPTED / "success_approved_compact.json").read_bytes()
+    for raw in [bytearray(body), memoryview(body), memoryview(b"xx" + body)[2:]]:
+        assert guard.call(review_request, lambda attempt, raw=raw: raw).admission.admitted
+    with pytest.raises(ValueError, match=r"TransportError\(5\)"):
+        guard.call(review_request, lambda attempt: (_ for _ in ()).throw(TransportError(5)))

@@ -149,7 +149,11 @@ impl Admission {
         (self.agent, self.audit)
     }
 
-    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+    /// Number this admission as attempt `attempt` (from 1) of a retry driver: its audit
+    /// record carries the number. [`Guard::call`] does it for its attempts; a driver of
+    /// its own (the Node binding's `call`, which awaits JavaScript between attempts) calls
+    /// this.
+    pub fn set_attempt(&mut self, attempt: u32) {
         self.audit.attempt = Some(attempt);
     }
 }

@@ -3,7 +3,6 @@
 //! that do not move with the seed.
 
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// A SARIF 2.1.0 log of one run of the tool `name` (`airlock`, `airlock lint`, …): its
@@ -38,41 +37,9 @@ pub(crate) fn sarif_run_log(
     serde_json::to_string_pretty(&sarif).unwrap_or_default()
 }
 
-/// `text` safe to print on a terminal: control characters (C0, DEL, C1: escape
-/// sequences, bells, carriage returns), bidirectional overrides and other invisible
-/// format characters are written as `\u{…}` escapes; a backslash is doubled so an
-/// escape cannot be forged.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    // One list of invisible characters: the one the guard refuses in command output.
-    let unsafe_char = |c: char| c.is_control() || c == '\\' || airlock_guard::invisible(c);
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if unsafe_char(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// `text` as it is, unless it holds a character a terminal or a renderer would act on
-/// (control, bidirectional, invisible): then [`printable`] (each such character and
-/// every backslash escaped, so an escape cannot be forged). Ordinary text, backslashes
-/// included, is shown exactly.
-pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
-    let acts = |c: char| c.is_control() || airlock_guard::invisible(c);
-    if text.chars().any(acts) {
-        printable(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
+/// `text` safe to print on a terminal, and `text` as it is unless a terminal would act on
+/// it: the guard's own escaping, which its diagnostics use too.
+pub use airlock_guard::{printable, visible};
 
 /// `text` as literal Markdown in a table cell: [`printable`], then every character that
 /// Markdown or HTML would interpret (links, images, emphasis, code, tags, entities, the

@@ -172,4 +172,10 @@ class Guard:
     def should_retry(self, admission: Admission, attempt: int, elapsed: float = 0.0) -> bool:
         """Whether Guard.call's driver would make another attempt."""
     def call(self, request: RequestLike, fetch: Callable[[int], Body]) -> CallOutcome:
-        """Call the upstream under the contract's retry policy, judging every attempt."""
+        """Call the upstream under the contract's retry policy, judging every attempt.
+
+        fetch(attempt) returns the body, or raises: TransportError(kind), TimeoutError,
+        ConnectionRefusedError or a DNS failure, any other OSError (connection_reset); a
+        urllib.error.URLError is judged by the socket error it wraps; an
+        urllib.error.HTTPError's body is judged as the answer. Any other exception stops
+        the call and is raised again."""

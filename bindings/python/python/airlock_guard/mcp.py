@@ -26,6 +26,11 @@ from ._native import Admission, Guard
 __all__ = ["GuardedSession"]
 
 
+# The SDK's error codes for what happened on this side of the wire (mcp_types
+# REQUEST_TIMEOUT, CONNECTION_CLOSED): the transport errors they stand for.
+_TRANSPORT = {-32001: "timeout", -32000: "connection_reset"}
+
+
 def _wire(model: Any) -> Any:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
@@ -71,12 +76,18 @@ class GuardedSession:
             admission = guard.admit(request, json.dumps(message).encode())
         except MCPError as error:
             self.last_sdk_error = error
-            message = {"jsonrpc": "2.0", "id": call_id, "error": _wire(error.error)}
-            admission = guard.admit(request, json.dumps(message).encode())
+            if error.error.code in _TRANSPORT:
+                # The SDK's own codes: no answer came (a timeout, a closed connection).
+                admission = guard.admit_transport_error(request, _TRANSPORT[error.error.code])
+            else:
+                message = {"jsonrpc": "2.0", "id": call_id, "error": _wire(error.error)}
+                admission = guard.admit(request, json.dumps(message).encode())
         except TimeoutError as error:
             self.last_sdk_error = error
             admission = guard.admit_transport_error(request, "timeout")
         except Exception as error:  # noqa: BLE001 - the SDK refused the message: nothing verified
+            # Judged as an empty answer: the fixed failure, not retryable; the audit record
+            # says "empty body", and last_sdk_error holds what the SDK refused.
             self.last_sdk_error = error
             admission = guard.admit(request, b"")
         self.last_admission = admission
