@@ -4,9 +4,8 @@
 // in, typed errors, the agent's value parsed from the exact JSON text the Rust guard
 // writes.
 
-const util = require('node:util');
-
 const url = require('node:url');
+const util = require('node:util');
 
 const { types } = util;
 const native = require('./airlock_guard.node');
@@ -98,23 +97,26 @@ function body(raw) {
  * JSON text never holds unescaped). Each field is a slice of it, taken when read.
  */
 class Admission {
+  // Private: a copy of the object (`{...admission}`, `structuredClone`) or an inspection
+  // without `toJSON` and the custom inspect never carries the diagnostic.
+  #packed;
+  #ends = null;
   constructor(packed) {
-    this._packed = packed;
-    this._ends = null;
+    this.#packed = packed;
   }
   /** Part `i` (1: agent, 2: audit, 3: CallToolResult, 4: diagnostic); found when first asked. */
   _part(i) {
-    if (this._ends === null) {
+    if (this.#ends === null) {
       const ends = [];
-      for (let at = -1, k = 0; k < 4; k += 1) ends.push((at = this._packed.indexOf('\0', at + 1)));
-      ends.push(this._packed.length);
-      this._ends = ends;
+      for (let at = -1, k = 0; k < 4; k += 1) ends.push((at = this.#packed.indexOf('\0', at + 1)));
+      ends.push(this.#packed.length);
+      this.#ends = ends;
     }
-    return this._packed.slice(this._ends[i - 1] + 1, this._ends[i]);
+    return this.#packed.slice(this.#ends[i - 1] + 1, this.#ends[i]);
   }
   /** Whether the response was admitted (a success or a valid failure envelope). */
   get admitted() {
-    return this._packed[0] === 'A';
+    return this.#packed[0] === 'A';
   }
   /** The agent's value as the exact JSON text the Rust guard gives. */
   get agentJson() {
@@ -122,15 +124,15 @@ class Admission {
   }
   /** The failure code the agent sees, or null for a success. */
   get failureCode() {
-    return this._packed[1] === '-' ? null : this._packed.slice(4, this._packed.indexOf('\0'));
+    return this.#packed[1] === '-' ? null : this.#packed.slice(4, this.#packed.indexOf('\0'));
   }
   /** Whether that failure is retryable, or null for a success. */
   get retryable() {
-    return this._packed[1] === '-' ? null : this._packed[1] === 'r';
+    return this.#packed[1] === '-' ? null : this.#packed[1] === 'r';
   }
   /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
   get diagnostic() {
-    return this._packed[2] === 'd' ? this._part(4) : null;
+    return this.#packed[2] === 'd' ? this._part(4) : null;
   }
   /** The audit record as one JSON line. */
   get auditJson() {
@@ -142,7 +144,7 @@ class Admission {
   }
   /** For an MCP contract: the agent's value as a fresh CallToolResult, else null. */
   get callToolResult() {
-    return this._packed[3] === 'c' ? JSON.parse(this._part(3)) : null;
+    return this.#packed[3] === 'c' ? JSON.parse(this._part(3)) : null;
   }
   /** The audit record. */
   get audit() {
@@ -271,16 +273,19 @@ class Guard {
     const attempts = [];
     for (let n = 1; ; n += 1) {
       let raw;
-      let failed = null;
+      let threw = false;
+      let failure;
       try {
         raw = await attempt(n);
       } catch (error) {
-        failed = error;
+        threw = true;
+        failure = error;
       }
-      const admission =
-        failed === null
-          ? await this._admitAsync(request, body(raw), n)
-          : this._admitTransportError(request, (failed && failed.transport) || 'unreachable', n);
+      // The guard's own errors (a RequestError of a guard used inside `attempt`) are bugs.
+      if (threw && failure instanceof AirlockError) throw failure;
+      const admission = threw
+        ? this._admitTransportError(request, (failure && failure.transport) || 'unreachable', n)
+        : await this._admitAsync(request, body(raw), n);
       attempts.push(admission);
       if (!this.shouldRetry(admission, n, Date.now() - started)) {
         return { admission, attempts };

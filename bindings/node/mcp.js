@@ -9,12 +9,14 @@
 
 const { Guard, Guards, RoutingError } = require('./index.js');
 
-// The SDK's error codes for what happened on this side of the wire (ErrorCode in
-// @modelcontextprotocol/sdk/types.js).
+// The SDK's error codes (ErrorCode in @modelcontextprotocol/sdk/types.js) for what
+// happened on this side of the wire, which a server may send as well: a timeout is told
+// by the `timeout` the SDK puts in its data, a closed connection by its message.
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
-// The result schema `Client.callTool` reads a result with, when the SDK can be found.
+// The result schema `Client.callTool` reads a result with, when the SDK can be found
+// (the package's optional peer dependency).
 function callToolResultSchema() {
   try {
     return require('@modelcontextprotocol/sdk/types.js').CallToolResultSchema;
@@ -34,26 +36,26 @@ function guardFor(guards, tool) {
   return guard;
 }
 
-/**
- * Send `tools/call`. Through `client.request` with the SDK's own result schema, as
- * `Client.callTool` does, but without `callTool`'s check of `structuredContent` against
- * the output schema: that check throws a JSON-RPC-looking error (-32600, -32602) that
- * cannot be told from the server's own, and the guard makes it anyway, strictly, and says
- * which failure it was. A client without `request` (a wrapper of the SDK's Client) is
- * called through `callTool`.
- */
-function send(client, params, resultSchema, options) {
-  const schema = resultSchema || callToolResultSchema();
-  if (typeof client.request === 'function' && schema) {
-    return { direct: true, result: client.request({ method: 'tools/call', params }, schema, options) };
-  }
-  return { direct: false, result: client.callTool(params, resultSchema, options) };
+/** An `McpError` (or a subclass): the SDK's, or the server's error response. */
+function isMcpError(error) {
+  return Boolean(error) && typeof error.code === 'number' && typeof error.message === 'string' && error.message.startsWith('MCP error ');
 }
 
-// `callTool`'s own refusals of a result (it names structured content), as opposed to an
-// error the server sent.
-function refusedByCallTool(error) {
-  return (error.code === -32600 || error.code === -32602) && /structured content/i.test(String(error.message));
+/** What a thrown error stands for: a transport error kind, `'server'`, `'refused'`. */
+function classify(error, direct) {
+  if (isMcpError(error)) {
+    const data = error.data || {};
+    if (error.code === REQUEST_TIMEOUT && ('timeout' in data || 'maxTotalTimeout' in data)) return 'timeout';
+    if (error.code === CONNECTION_CLOSED && /: (Connection closed|Request was cancelled)$/.test(error.message)) return 'connection_reset';
+    // callTool's own refusals of a result name structured content; through `request`
+    // there are none.
+    const refused = (error.code === -32600 || error.code === -32602) && /structured content/i.test(error.message);
+    return !direct && refused ? 'refused' : 'server';
+  }
+  // The SDK's result schema (zod) could not read the result.
+  if (error && Array.isArray(error.issues)) return 'refused';
+  // Sending failed (not connected, a broken pipe).
+  return 'unreachable';
 }
 
 let nextId = 0;
@@ -64,39 +66,49 @@ let nextId = 0;
  * `{result, admission}`: `result` is the CallToolResult the application may use (a fresh
  * one built from the projected `structuredContent`, or the fixed failure with
  * `isError: true`), `admission` the guard's decision (diagnostic and audit for the
- * operator). The server's JSON-RPC error is judged as one; a timeout or a closed
+ * operator). The server's JSON-RPC error is judged as one; the SDK's timeout or closed
  * connection is the transport failure; a result the SDK could not read is judged as an
  * answer with nothing verified (the fixed failure, not retryable). Nothing of any of them
- * reaches the result's text.
+ * reaches the result's text. A call the caller aborted (`options.signal`) rejects with
+ * the abort, as `callTool` does.
+ *
+ * `tools/call` goes through `client.request` with the SDK's own result schema, as
+ * `callTool` sends it, without `callTool`'s check of `structuredContent` against the
+ * output schema: that check throws an error with a JSON-RPC code (-32600, -32602) that
+ * cannot be told from the server's own, and the guard makes it anyway, strictly, saying
+ * which failure it was. (So an override of `callTool` on the client is not called, and
+ * neither is its refusal of task-only tools.) A client without `request`, or where the
+ * SDK cannot be found, is called through `callTool`.
  */
 async function callToolGuarded(client, guards, params, resultSchema, options) {
+  if (!client || (typeof client.request !== 'function' && typeof client.callTool !== 'function')) {
+    throw new TypeError("callToolGuarded(client, …): client is the MCP SDK's Client (it has request and callTool)");
+  }
   const guard = guardFor(guards, params.name);
   // The SDK matched the real id; the rebuilt message is bound to one of ours, a fresh one
   // per call, so that each audit record names its call.
   nextId += 1;
   const id = nextId;
   const request = { tool: params.name, jsonrpc_id: id, params: params.arguments || {}, now: new Date() };
-  let direct = false;
+  const schema = resultSchema || callToolResultSchema();
+  const direct = typeof client.request === 'function' && Boolean(schema);
   let raw;
   try {
-    const sent = send(client, params, resultSchema, options);
-    direct = sent.direct;
-    raw = JSON.stringify({ jsonrpc: '2.0', id, result: await sent.result });
+    const result = direct
+      ? await client.request({ method: 'tools/call', params }, schema, options)
+      : await client.callTool(params, resultSchema, options);
+    raw = JSON.stringify({ jsonrpc: '2.0', id, result });
   } catch (error) {
-    const code = error && typeof error.code === 'number' ? error.code : null;
-    if (code === REQUEST_TIMEOUT || code === CONNECTION_CLOSED) {
-      const admission = guard.admitTransportError(request, code === REQUEST_TIMEOUT ? 'timeout' : 'connection_reset');
-      return { result: admission.callToolResult, admission };
-    }
-    if (code !== null && (direct || !refusedByCallTool(error))) {
+    if (error && error.name === 'AbortError') throw error;
+    const kind = classify(error, direct);
+    if (kind === 'server') {
       // The server's JSON-RPC error: judged as such; its message is not kept.
-      raw = JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: 'error' } });
-    } else if (code !== null || (error && (error.name === 'ZodError' || Array.isArray(error.issues)))) {
+      raw = JSON.stringify({ jsonrpc: '2.0', id, error: { code: error.code, message: 'error' } });
+    } else if (kind === 'refused') {
       // The SDK refused the result: nothing of it was verified.
       raw = '';
     } else {
-      // Sending failed (not connected, a broken pipe).
-      const admission = guard.admitTransportError(request, 'unreachable');
+      const admission = guard.admitTransportError(request, kind);
       return { result: admission.callToolResult, admission };
     }
   }

@@ -279,15 +279,15 @@ impl Diagnostic {
 
     /// This diagnostic's line, then a `  because …` line for each of its causes: the
     /// operator's whole account (it may quote the input, as [`Diagnostic::message`]). Each
-    /// line is [`visible`](crate::visible): a line feed, an escape sequence or a
-    /// bidirectional override quoted from the input is written as a `\u{…}` escape, so the
-    /// input can neither break a line, forge a `because` line nor act on a terminal or a
-    /// log viewer.
+    /// line is [`printable`](crate::printable), as `airlock admit` prints it: a line feed,
+    /// an escape sequence or a bidirectional override quoted from the input is written as a
+    /// `\u{…}` escape and a backslash doubled, so the input can neither break a line, forge
+    /// a `because` line (nor the look of an escape) nor act on a terminal or a log viewer.
     pub fn explained(&self) -> String {
-        let mut text = crate::visible(&self.to_string()).into_owned();
+        let mut text = crate::printable(&self.to_string()).into_owned();
         for cause in self.causes() {
             text.push_str("\n  because ");
-            text.push_str(&crate::visible(&cause.to_string()));
+            text.push_str(&crate::printable(&cause.to_string()));
         }
         text
     }

@@ -333,6 +333,11 @@ fn an_explained_diagnostic_cannot_be_given_lines_or_escape_sequences_by_the_body
         explained.contains(r"a\u{a}  because all is well\u{1b}[2J\u{202e}"),
         "{explained}"
     );
+    // Text that only looks like an escape is shown as text: its backslash doubled.
+    let body = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1042","decision":"approved","reviewed_by":"x","a\\u{a}  because":1}}"#;
+    let a = guard.admit(&request("review_status"), body);
+    let explained = a.diagnostic().expect("rejected").explained();
+    assert!(explained.contains(r"a\\u{a}  because"), "{explained}");
 }
 
 #[test]

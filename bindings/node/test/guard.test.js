@@ -137,6 +137,12 @@ test('an admission printed or serialised shows the agent value, never the diagno
   const shown = util.inspect(admission, { depth: 5 });
   assert.ok(!shown.includes('INJECT_MARKER_123') && !shown.includes('ignore'), shown);
   assert.match(shown, /INVALID_RESPONSE/);
+  // Copies and raw inspections carry no hidden field either.
+  for (const copy of [{ ...admission }, Object.assign({}, admission), structuredClone(admission)]) {
+    assert.ok(!JSON.stringify(copy).includes('INJECT_MARKER_123'), JSON.stringify(copy));
+  }
+  const raw = util.inspect(admission, { customInspect: false, showHidden: true, depth: 5 });
+  assert.ok(!raw.includes('INJECT_MARKER_123'), raw);
 });
 
 test('admitAsync copies only the bytes the guard reads, not the whole body', async () => {
@@ -208,9 +214,12 @@ test("call: the caller's own bug is an error, not an upstream outage", async () 
   await assert.rejects(guard.call(request(), async () => undefined), TypeError);
   await assert.rejects(guard.call(request(), 'not a function'), TypeError);
   await assert.rejects(guard.call(request(), async () => { throw Object.assign(new Error('x'), { transport: 'gremlins' }); }), RoutingError);
+  // The guard's own error, from a guard used inside `attempt`, is a bug too.
+  await assert.rejects(guard.call(request(), async () => guard.admit(null, good)), RequestError);
+  // Whatever is thrown, even nothing, is a failed attempt.
+  const thrown = await guard.call(request(), async () => { throw undefined; });
+  assert.equal(thrown.admission.audit.diagnostic.keyword, 'unreachable');
 });
-
-
 
 test('an MCP contract gives the agent a fresh CallToolResult', () => {
   const guard = Guard.load(at('schemas/change_review'));

@@ -253,10 +253,13 @@ fn fetch_once(
             let body = body.bind(py);
             match crate::body_bytes(body) {
                 Ok(bytes) => Ok(Ok(bytes.into_owned())),
-                Err(_) => Err(PyTypeError::new_err(format!(
-                    "fetch returned {}, not bytes, bytearray or memoryview",
-                    body.get_type().name()?
-                ))),
+                Err(error) if error.is_instance_of::<PyTypeError>(py) => {
+                    Err(PyTypeError::new_err(format!(
+                        "fetch returned {}, not bytes, bytearray or memoryview",
+                        body.get_type().name()?
+                    )))
+                }
+                Err(error) => Err(error),
             }
         }
         Err(error) => classify(py, error, max_bytes),
@@ -294,19 +297,31 @@ fn classify(
     }
     let urllib = py.import("urllib.error")?;
     let value = error.value(py).clone().into_any();
-    if value.is_instance(&urllib.getattr("HTTPError")?)? {
+    let http_error = urllib.getattr("HTTPError")?;
+    if value.is_instance(&http_error)? {
         // The server answered (urlopen raises for a 4xx or 5xx status): the status is not
         // trusted, the body is judged, as any other answer is. A body that cannot be read
         // is an empty one, which the guard refuses.
         let limit = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
-        let body = value
-            .call_method1("read", (limit,))
-            .ok()
-            .and_then(|b| b.cast::<PyBytes>().ok().map(|b| b.as_bytes().to_vec()))
-            .unwrap_or_default();
-        // Best effort: the body is read; a close that fails changes nothing judged.
+        let read = value.call_method1("read", (limit,));
+        // Best effort: the body is read (or not); a close that fails changes nothing judged.
         let _ = value.call_method0("close");
-        return Ok(Ok(body));
+        return match read {
+            Ok(body) => Ok(Ok(body
+                .cast::<PyBytes>()
+                .map(|b| b.as_bytes().to_vec())
+                .unwrap_or_default())),
+            // The body stopped coming (a timeout, a reset): a transport failure like any
+            // other. (Never another HTTPError's body: classified once, not recursively.)
+            Err(error)
+                if error.is_instance_of::<PyOSError>(py)
+                    && !error.value(py).is_instance(&http_error)? =>
+            {
+                classify(py, error, max_bytes)
+            }
+            // No body to read (an HTTPError made without one): an empty answer.
+            Err(_) => Ok(Ok(Vec::new())),
+        };
     }
     // urllib wraps the socket's error as URLError.reason: judge the innermost OSError.
     let url_error = urllib.getattr("URLError")?;
@@ -324,10 +339,15 @@ fn classify(
             _ => break,
         }
     }
-    if current.is_instance_of::<PyTimeoutError>() || current.is_instance_of::<PyBlockingIOError>() {
+    let socket = py.import("socket")?;
+    // socket.timeout is TimeoutError from Python 3.10; on 3.9 it is its own class.
+    if current.is_instance_of::<PyTimeoutError>()
+        || current.is_instance_of::<PyBlockingIOError>()
+        || current.is_instance(&socket.getattr("timeout")?)?
+    {
         return Ok(Err(TransportError::Timeout));
     }
-    let gaierror = py.import("socket")?.getattr("gaierror")?;
+    let gaierror = socket.getattr("gaierror")?;
     if current.is_instance_of::<PyConnectionRefusedError>() || current.is_instance(&gaierror)? {
         return Ok(Err(TransportError::Unreachable));
     }

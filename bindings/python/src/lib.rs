@@ -54,8 +54,15 @@ pub(crate) fn body_bytes<'a>(raw: &'a Bound<'_, PyAny>) -> PyResult<std::borrow:
         return Ok(std::borrow::Cow::Owned(bytes.to_vec()));
     }
     if raw.is_instance_of::<pyo3::types::PyMemoryView>() {
-        let buffer = pyo3::buffer::PyBuffer::<u8>::get(raw)?;
-        return Ok(std::borrow::Cow::Owned(buffer.to_vec(raw.py())?));
+        // A view of bytes is copied once; a view of another format (`cast('b')`, an
+        // array's) through `bytes(view)`, which takes its raw memory.
+        if let Ok(buffer) = pyo3::buffer::PyBuffer::<u8>::get(raw) {
+            return Ok(std::borrow::Cow::Owned(buffer.to_vec(raw.py())?));
+        }
+        let copy = raw.py().get_type::<PyBytes>().call1((raw,))?;
+        return Ok(std::borrow::Cow::Owned(
+            copy.cast::<PyBytes>()?.as_bytes().to_vec(),
+        ));
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "a response body is bytes, bytearray or memoryview, not {}",

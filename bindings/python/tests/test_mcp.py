@@ -33,9 +33,9 @@ MODES = [
     "is_error_injection",
     "jsonrpc_error",
 ]
-# The SDK's own errors (a session that raises them): a timeout, a closed connection, and
-# a JSON-RPC error as the server would send it.
-SDK_ERRORS = ["sdk:-32001", "sdk:-32000", "sdk:-32603"]
+# MCPErrors (a session that raises them): the SDK's timeout and closed connection, and a
+# server's own errors, one of them with the code the SDK uses for a closed connection.
+SDK_ERRORS = ["sdk:timeout", "sdk:closed", "sdk:server-32000", "sdk:server-32603"]
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +77,14 @@ def test_a_misbehaving_servers_result_reaches_the_caller_as_a_fixed_failure_with
 
 def test_the_sdks_timeout_and_closed_connection_are_transport_failures_not_server_errors(results):
     """mcp 2.x signals a timeout as MCPError(-32001), a closed connection as -32000: the
-    audit record says so, instead of "the server answered with JSON-RPC error -32001"."""
-    for mode, keyword in [("sdk:-32001", "timeout"), ("sdk:-32000", "connection_reset")]:
+    audit record says so, instead of "the server answered with JSON-RPC error -32001"; a
+    server's own -32000 stays its JSON-RPC error."""
+    for mode, keyword in [("sdk:timeout", "timeout"), ("sdk:closed", "connection_reset")]:
         line = results[mode]
         assert (line["verdict"], line["keyword"]) == ("transport_failure", keyword), line
         assert (line["failure_code"], line["retryable"]) == ("UPSTREAM_UNAVAILABLE", True), line
-    server = results["sdk:-32603"]
-    assert (server["keyword"], server["failure_code"]) == ("jsonrpc_error", "UPSTREAM_UNAVAILABLE"), server
+    for mode in ["sdk:server-32000", "sdk:server-32603"]:
+        line = results[mode]
+        assert (line["keyword"], line["failure_code"]) == ("jsonrpc_error", "UPSTREAM_UNAVAILABLE"), line
     for mode in SDK_ERRORS:
         assert "ignore" not in json.dumps(results[mode]["result"])

@@ -166,3 +166,28 @@ def test_fetch_may_return_any_bytes_like_body_and_a_bad_kind_is_named(guard, rev
         assert guard.call(review_request, lambda attempt, raw=raw: raw).admission.admitted
     with pytest.raises(ValueError, match=r"TransportError\(5\)"):
         guard.call(review_request, lambda attempt: (_ for _ in ()).throw(TransportError(5)))
+
+
+def test_an_http_error_whose_body_stops_coming_is_a_transport_failure(guard, review_request):
+    class Stalled:
+        def read(self, n=-1):
+            raise TimeoutError("the body stopped coming")
+
+        def close(self):
+            pass
+
+    def fetch(attempt):
+        raise urllib.error.HTTPError("http://127.0.0.1/reviews/CR-1042", 503, "Unavailable", {}, Stalled())
+
+    outcome = guard.call(review_request, fetch)
+    assert len(outcome.attempts) == guard.retry_policy.max_attempts
+    assert {a.audit["diagnostic"]["keyword"] for a in outcome.attempts} == {"timeout"}
+
+
+def test_a_memoryview_of_any_format_is_its_bytes(guard, review_request):
+    import array
+
+    body = (ACCEPTED / "success_approved_compact.json").read_bytes()
+    for raw in [memoryview(body).cast("b"), memoryview(array.array("b", body))]:
+        assert guard.admit(review_request, raw).admitted
+        assert guard.call(review_request, lambda attempt, raw=raw: raw).admission.admitted

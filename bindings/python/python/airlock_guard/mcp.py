@@ -26,9 +26,17 @@ from ._native import Admission, Guard
 __all__ = ["GuardedSession"]
 
 
-# The SDK's error codes for what happened on this side of the wire (mcp_types
-# REQUEST_TIMEOUT, CONNECTION_CLOSED): the transport errors they stand for.
-_TRANSPORT = {-32001: "timeout", -32000: "connection_reset"}
+def _transport_kind(error: Any) -> Optional[str]:
+    """The transport error an ``MCPError`` the SDK raised on this side of the wire stands
+    for: its timeout (``REQUEST_TIMEOUT``, "Request 'tools/call' timed out") and its closed
+    connection (``CONNECTION_CLOSED``, "Connection closed"). A server may send those codes
+    too, with its own message: that is its JSON-RPC error, judged as one."""
+    code, message = error.error.code, error.error.message
+    if code == -32001 and message.endswith("timed out"):
+        return "timeout"
+    if code == -32000 and message == "Connection closed":
+        return "connection_reset"
+    return None
 
 
 def _wire(model: Any) -> Any:
@@ -76,9 +84,10 @@ class GuardedSession:
             admission = guard.admit(request, json.dumps(message).encode())
         except MCPError as error:
             self.last_sdk_error = error
-            if error.error.code in _TRANSPORT:
-                # The SDK's own codes: no answer came (a timeout, a closed connection).
-                admission = guard.admit_transport_error(request, _TRANSPORT[error.error.code])
+            kind = _transport_kind(error)
+            if kind is not None:
+                # No answer came (the SDK's timeout, a closed connection).
+                admission = guard.admit_transport_error(request, kind)
             else:
                 message = {"jsonrpc": "2.0", "id": call_id, "error": _wire(error.error)}
                 admission = guard.admit(request, json.dumps(message).encode())
