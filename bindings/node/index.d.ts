@@ -35,6 +35,8 @@ export declare class Admission {
   readonly retryable: boolean | null;
   /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
   readonly diagnostic: string | null;
+  /** The diagnostic's line without the input values it quotes (for logs others read), or null. */
+  readonly diagnosticMasked: string | null;
   /** The audit record as one JSON line. */
   readonly auditJson: string;
   /** The agent's value: the projected success or the fixed failure, nothing else. */

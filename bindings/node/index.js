@@ -93,8 +93,9 @@ function body(raw) {
 /**
  * What the guard decided for one response. The addon gives one string per judgement,
  * owned by the JavaScript heap (`packed` in src/lib.rs): a head, then the agent's JSON,
- * the audit line, the CallToolResult JSON and the diagnostic, separated by NUL (which
- * JSON text never holds unescaped). Each field is a slice of it, taken when read.
+ * the audit line, the CallToolResult JSON, the diagnostic and its masked line, separated
+ * by NUL (which none of them holds unescaped). Each field is a slice of it, taken when
+ * read.
  */
 class Admission {
   // Private: a copy of the object (`{...admission}`, `structuredClone`) or an inspection
@@ -104,11 +105,11 @@ class Admission {
   constructor(packed) {
     this.#packed = packed;
   }
-  /** Part `i` (1: agent, 2: audit, 3: CallToolResult, 4: diagnostic); found when first asked. */
+  /** Part `i` (1: agent, 2: audit, 3: CallToolResult, 4: diagnostic, 5: masked); found when first asked. */
   _part(i) {
     if (this.#ends === null) {
       const ends = [];
-      for (let at = -1, k = 0; k < 4; k += 1) ends.push((at = this.#packed.indexOf('\0', at + 1)));
+      for (let at = -1, k = 0; k < 5; k += 1) ends.push((at = this.#packed.indexOf('\0', at + 1)));
       ends.push(this.#packed.length);
       this.#ends = ends;
     }
@@ -133,6 +134,10 @@ class Admission {
   /** The operator's diagnostic: never part of the agent's value. Log it, do not forward it. */
   get diagnostic() {
     return this.#packed[2] === 'd' ? this._part(4) : null;
+  }
+  /** The diagnostic's line without the input values it quotes: for logs others read. */
+  get diagnosticMasked() {
+    return this.#packed[2] === 'd' ? this._part(5) : null;
   }
   /** The audit record as one JSON line. */
   get auditJson() {

@@ -26,8 +26,8 @@ fn request(json: &str) -> Result<Request> {
 /// of the event loop, so a handle per admission would let a long synchronous loop of
 /// `admit` calls hold all their admissions at once (about 1 KB each); a string is
 /// collected like any other. The parts are separated by NUL, which JSON text never holds
-/// unescaped, nor the diagnostic (`Diagnostic::explained` escapes every control character
-/// it quotes); the reader splits at the first four NULs only all the same:
+/// unescaped, nor the diagnostics (`printable` escapes every control character they
+/// quote); the reader splits at the first five NULs only all the same:
 ///
 /// * the head: `A` (admitted) or `R`; `r`, `n` or `-` (a retryable failure, a failure
 ///   that is not, a success); `d` or `-` (a diagnostic follows); `c` or `-` (a
@@ -35,11 +35,15 @@ fn request(json: &str) -> Result<Request> {
 /// * the agent's value, the exact JSON text the Rust guard gives;
 /// * the audit record, one JSON line;
 /// * for an MCP contract, the agent's value as a fresh `CallToolResult` (JSON text);
-/// * the operator's diagnostic (never part of the agent value) with its causes.
+/// * the operator's diagnostic (never part of the agent value) with its causes;
+/// * the same without the input values it quotes (its one line), for shared logs.
 fn packed(guard: &Guard, admission: &Admission) -> String {
     let agent = admission.agent();
     let error = agent.error();
     let diagnostic = admission.diagnostic().map(Diagnostic::explained);
+    let masked = admission
+        .diagnostic()
+        .map(|d| airlock_guard::printable(&d.masked().to_string()).into_owned());
     let result = guard
         .contract()
         .input()
@@ -51,7 +55,8 @@ fn packed(guard: &Guard, admission: &Admission) -> String {
         32 + agent.len()
             + audit.len()
             + result.as_ref().map_or(0, String::len)
-            + diagnostic.as_ref().map_or(0, String::len),
+            + diagnostic.as_ref().map_or(0, String::len)
+            + masked.as_ref().map_or(0, String::len),
     );
     out.push(if admission.is_admitted() { 'A' } else { 'R' });
     out.push(match error {
@@ -64,7 +69,7 @@ fn packed(guard: &Guard, admission: &Admission) -> String {
     if let Some((code, _)) = error {
         out.push_str(code.as_str());
     }
-    for part in [Some(agent), Some(audit), result, diagnostic] {
+    for part in [Some(agent), Some(audit), result, diagnostic, masked] {
         out.push('\0');
         out.push_str(part.as_deref().unwrap_or_default());
     }

@@ -97,10 +97,13 @@ impl Admission {
             .map(airlock_guard::Diagnostic::explained)
     }
 
-    /// The diagnostic without the instance values it quotes (safe for shared logs).
+    /// The diagnostic without the instance values it quotes (safe for shared logs). Its
+    /// path still names members of the response: written as `printable`, as `diagnostic`.
     #[getter]
     fn diagnostic_masked(&self) -> Option<String> {
-        self.inner.diagnostic().map(|d| d.masked().to_string())
+        self.inner
+            .diagnostic()
+            .map(|d| airlock_guard::printable(&d.masked().to_string()).into_owned())
     }
 
     /// The audit record as one JSON line (`AuditRecord::to_json_line`).

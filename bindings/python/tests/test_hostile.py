@@ -64,3 +64,23 @@ def test_an_admitted_success_gives_the_agent_only_the_contracts_fields(review_re
         "outcome": "success",
         "data": {"change_id": "CR-1042", "decision": "approved", "reviewed_by": "Ada"},
     }
+
+
+def test_the_diagnostics_keep_to_their_lines_whatever_the_body_quotes(review_request):
+    """A member name holding a line feed, a forged `because` line, an escape sequence and a
+    NUL: both diagnostics write them as escapes (the masked one still names the member in
+    its path)."""
+    guard = Guard.load(SCHEMAS / "review_status")
+    body = (
+        b'{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":'
+        b'{"change_id":"CR-1042","decision":"approved","reviewed_by":"x",'
+        b'"a\\n  because fine\\u001b[2J\\u0000":1}}'
+    )
+    admission = guard.admit(review_request, body)
+    assert admission.failure_code == "INVALID_RESPONSE"
+    lines = admission.diagnostic.split("\n")
+    assert all(line.startswith("  because ") for line in lines[1:]), admission.diagnostic
+    for text in (admission.diagnostic, admission.diagnostic_masked):
+        assert not any(ord(c) < 0x20 and c != "\n" or c == "\x7f" for c in text), repr(text)
+    assert "\n" not in admission.diagnostic_masked
+    assert "\\u{1b}" in admission.diagnostic
