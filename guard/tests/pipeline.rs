@@ -349,6 +349,19 @@ fn request_for_another_tool_is_rejected() {
     assert_eq!(a.audit().stage(), Stage::Request);
 }
 
+#[test]
+fn a_file_given_for_a_contract_folder_is_named_as_such() {
+    let manifest = root().join("schemas/review_status/contract.toml");
+    let error = Contract::load(&manifest).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        format!(
+            "{}: a file, not a contract folder: give the folder that holds contract.toml",
+            manifest.display()
+        )
+    );
+}
+
 /// Copy a shipped contract to a temporary folder and apply `edit` to its manifest.
 fn broken_contract(tool: &str, edit: impl FnOnce(&Path)) -> ContractError {
     let dir = tempfile::tempdir().unwrap();

@@ -198,6 +198,15 @@ impl Contract {
         version: Option<u32>,
         vendor_file: Option<&str>,
     ) -> Result<Self, ContractError> {
+        if dir.is_file() {
+            // `schemas/x/contract.toml` for `schemas/x`: say so, not "Not a directory".
+            return Err(ContractError::Resource {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "a file, not a contract folder: give the folder that holds {MANIFEST}"
+                ),
+            });
+        }
         let manifest_path = dir.join(MANIFEST);
         let text = String::from_utf8(read_contract_file(&manifest_path)?).map_err(|_| {
             ContractError::Manifest {
