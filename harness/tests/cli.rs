@@ -49,6 +49,26 @@ fn admit_prints_the_fixed_failure_and_the_diagnostic_and_exits_1_for_a_near_miss
 }
 
 #[test]
+fn admit_prints_a_diagnostic_the_body_cannot_give_lines_or_escape_sequences() {
+    // A member name with a line feed, a forged `because` line and a terminal escape.
+    let body = br#"{"tool":"review_status","request_id":"req.J7q94MkP","outcome":"success","data":{"change_id":"CR-1042","decision":"approved","reviewed_by":"x","a\n  because all is well\u001b[2J":1}}"#;
+    let out = airlock(&["admit", "--contract", "schemas/review_status", "-"], body);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(
+        stderr.contains(r"a\u{a}  because all is well\u{1b}[2J"),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines.len() >= 2, "{stderr}");
+    assert!(
+        lines[1..].iter().all(|l| l.starts_with("  because ")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn admit_reads_stdin_and_uses_the_override_request_beside_a_fixture() {
     let body =
         std::fs::read(root().join("corpora/review_status/accepted/success_approved_compact.json"))

@@ -300,8 +300,7 @@ fn classify(
     let http_error = urllib.getattr("HTTPError")?;
     if value.is_instance(&http_error)? {
         // The server answered (urlopen raises for a 4xx or 5xx status): the status is not
-        // trusted, the body is judged, as any other answer is. A body that cannot be read
-        // is an empty one, which the guard refuses.
+        // trusted, the body is judged, as any other answer is.
         let limit = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
         let read = value.call_method1("read", (limit,));
         // Best effort: the body is read (or not); a close that fails changes nothing judged.

@@ -2,7 +2,6 @@
 
 use crate::cli::exit::Exit;
 use airlock_guard::{Contract, Guard, Request};
-use airlock_harness::check::report::printable;
 use airlock_harness::corpus::{corpus_dir, read_request};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -54,11 +53,9 @@ pub fn run(args: AdmitArgs) -> Result<Exit> {
         outln!("{}", admission.agent().to_json_string())?;
     }
     if let Some(diagnostic) = admission.diagnostic() {
-        // The diagnostic may quote the response: escaped for the terminal.
-        errln!("{}", printable(&diagnostic.to_string()));
-        for cause in diagnostic.causes() {
-            errln!("  because {}", printable(&cause.to_string()));
-        }
+        // The diagnostic may quote the response: `explained` escapes it for the terminal,
+        // a line and a `because` line per cause, as the bindings give it.
+        errln!("{}", diagnostic.explained());
     }
     if args.audit {
         errln!("{}", admission.audit().to_json_line());
