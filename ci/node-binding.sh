@@ -2,8 +2,9 @@
 # The Node binding (bindings/node: a napi-rs addon) built, packed with `npm pack`,
 # installed with `npm install` into a fresh folder as a user would, and its tests run
 # against the installed package (node:test, no other dependency): the API, typed errors,
-# retries, MCP, and parity with the Rust guard on every shipped contract's fixtures and
-# deterministic variants. Usage: ci/node-binding.sh [--release]. Exit 0 all pass.
+# retries, Node's HTTP clients against a server on 127.0.0.1, MCP, and parity with the
+# Rust guard on every shipped contract's fixtures and deterministic variants.
+# Usage: ci/node-binding.sh [--release]. Exit 0 all pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -43,7 +44,7 @@ cp bindings/node/test/types.ts "$try/"
   --target es2022 --types node types.ts)
 # The MCP wrapper's test needs the real MCP server's Python (ci/mcp-venv.sh).
 python="$repo/target/mcp-venv/bin/python"
-tests=(test/guard.test.js test/parity.test.js test/adapter.test.js)
+tests=(test/guard.test.js test/clients.test.js test/parity.test.js test/adapter.test.js)
 if [ -x "$python" ]; then
   tests+=(test/mcp.test.js)
 elif [ -n "${AIRLOCK_REQUIRE_MCP:-}" ]; then

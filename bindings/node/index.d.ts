@@ -80,10 +80,18 @@ export declare class Guard {
   shouldRetry(admission: Admission, attempt: number, elapsedMs?: number): boolean;
   /**
    * Call an upstream under the contract's retry policy. `attempt(n)` gives try n's raw
-   * body or throws (its `transport` property names the transport error; default
-   * "unreachable"). Each attempt's audit record carries its number.
+   * body or throws: a failed attempt of the transport error the error's `transport`
+   * property names, else the one Node's error codes along its `cause` chain name (fetch's
+   * ECONNREFUSED, UND_ERR_SOCKET, an AbortSignal.timeout…), else "unreachable". An invalid
+   * URL, a ReferenceError or SyntaxError and this package's errors are thrown again.
+   * `options.signal` cancels: the call rejects with its reason. Each attempt's audit
+   * record carries its number.
    */
-  call(request: Request | string, attempt: (n: number) => Body | Promise<Body>): Promise<{ admission: Admission; attempts: Admission[] }>;
+  call(
+    request: Request | string,
+    attempt: (n: number) => Body | Promise<Body>,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ admission: Admission; attempts: Admission[] }>;
 }
 
 /** Several contracts, each request routed by its `tool`. */

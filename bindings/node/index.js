@@ -177,6 +177,38 @@ function folder(dir) {
   throw new TypeError(`a contract folder is a path (a string or a file: URL), not ${typeof dir}`);
 }
 
+// Node's errors name what failed by a code, on the error or on its `cause`: fetch (undici)
+// throws TypeError('fetch failed') whose cause has the socket's code.
+const TRANSPORT_CODES = new Map([
+  ...['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'].map((c) => [c, 'timeout']),
+  ...['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL'].map((c) => [c, 'unreachable']),
+  ...['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].map((c) => [c, 'connection_reset']),
+]);
+// Errors of the caller's own code, not of the upstream (by name: from any realm).
+const BUGS = new Set(['ReferenceError', 'SyntaxError', 'EvalError']);
+const CAUSE_LINKS = 8;
+
+/**
+ * What an error thrown by `call`'s attempt stands for: a transport error kind, or null for
+ * an error that is the caller's (raised again). Its `transport` property says so first;
+ * then the first error along its `cause` chain that tells: an abort (`AbortError`, as
+ * `AbortController` makes it, or `TimeoutError`, as `AbortSignal.timeout` makes it) is a
+ * timeout, a code of TRANSPORT_CODES its kind, an invalid URL (`ERR_INVALID_URL`) or an
+ * error of BUGS the caller's. Anything else is `unreachable`.
+ */
+function transportOf(error) {
+  if (error instanceof AirlockError) return null;
+  if (error != null && error.transport) return String(error.transport);
+  const seen = new Set();
+  for (let e = error, i = 0; e != null && typeof e === 'object' && i < CAUSE_LINKS && !seen.has(e); i += 1, e = e.cause) {
+    seen.add(e);
+    if (e.name === 'AbortError' || e.name === 'TimeoutError') return 'timeout';
+    if (e.code === 'ERR_INVALID_URL' || BUGS.has(e.name)) return null;
+    if (TRANSPORT_CODES.has(e.code)) return TRANSPORT_CODES.get(e.code);
+  }
+  return 'unreachable';
+}
+
 /** The audit record's adapter name and version: strings, or absent. */
 function loadOptions(options) {
   const { adapter, version } = options == null ? {} : options;
@@ -263,20 +295,29 @@ class Guard {
   }
   /**
    * Call an upstream under the contract's retry policy, judging every attempt afresh.
-   * `attempt(n)` returns (or resolves to) the raw body of try `n`, or throws; a thrown
-   * error is the transport error its `transport` property names ("timeout",
-   * "connection_reset", "unreachable"; default "unreachable"). Every attempt's audit
-   * record carries its number (`attempt`). What `attempt` returns that is not a body is
-   * the caller's bug, not an outage: it throws TypeError. Resolves to
+   * `attempt(n)` returns (or resolves to) the raw body of try `n`, or throws. A thrown
+   * error is a failed attempt of the transport error it stands for: its `transport`
+   * property ("timeout", "connection_reset", "unreachable"), else what Node's own errors
+   * say along their `cause` chain (fetch's `ECONNREFUSED`, `UND_ERR_SOCKET`, an
+   * `AbortSignal.timeout`…), else "unreachable". The caller's bugs are thrown again, not
+   * retried: what `attempt` returns that is not a body (TypeError), an invalid URL, a
+   * ReferenceError or SyntaxError, this package's own errors. `options.signal` (an
+   * AbortSignal) cancels: once it is aborted no attempt starts and `call` rejects with
+   * its reason. Every attempt's audit record carries its number (`attempt`). Resolves to
    * {admission, attempts} where admission is the last attempt's.
    */
-  async call(request, attempt) {
+  async call(request, attempt, options = {}) {
     if (typeof attempt !== 'function') {
       throw new TypeError('call(request, attempt): attempt is a function (n) => body');
+    }
+    const signal = options == null ? undefined : options.signal;
+    if (signal !== undefined && !(signal !== null && typeof signal.aborted === 'boolean' && typeof signal.throwIfAborted === 'function')) {
+      throw new TypeError('call(request, attempt, {signal}): signal is an AbortSignal');
     }
     const started = Date.now();
     const attempts = [];
     for (let n = 1; ; n += 1) {
+      if (signal) signal.throwIfAborted();
       let raw;
       let threw = false;
       let failure;
@@ -286,11 +327,16 @@ class Guard {
         threw = true;
         failure = error;
       }
-      // The guard's own errors (a RequestError of a guard used inside `attempt`) are bugs.
-      if (threw && failure instanceof AirlockError) throw failure;
-      const admission = threw
-        ? this._admitTransportError(request, (failure && failure.transport) || 'unreachable', n)
-        : await this._admitAsync(request, body(raw), n);
+      // Cancelled while the attempt ran: what it threw is the cancellation's doing.
+      if (threw && signal) signal.throwIfAborted();
+      let admission;
+      if (threw) {
+        const kind = transportOf(failure);
+        if (kind === null) throw failure;
+        admission = this._admitTransportError(request, kind, n);
+      } else {
+        admission = await this._admitAsync(request, body(raw), n);
+      }
       attempts.push(admission);
       if (!this.shouldRetry(admission, n, Date.now() - started)) {
         return { admission, attempts };

@@ -249,6 +249,36 @@ fn retry_driver_stops_at_max_attempts_and_at_the_deadline() {
     assert_eq!(not_found.attempts().len(), 1);
 }
 
+#[test]
+fn stop_after_is_the_drivers_decision_and_reads_the_clock_only_to_retry() {
+    let guard = Guard::new(contract("job_run_status"));
+    let request = request("job_run_status");
+    let unavailable = guard.admit(&request, &unavailable_body());
+    let success = guard.admit(&request, &success_body());
+    let rejected = guard.admit(&request, b"{}");
+    let unread = || -> Duration { panic!("the clock is read only when the rest would retry") };
+    assert_eq!(
+        guard.stop_after(&success, 1, unread),
+        Some(StopReason::Settled)
+    );
+    assert_eq!(
+        guard.stop_after(&rejected, 1, unread),
+        Some(StopReason::NotRetryable)
+    );
+    assert_eq!(
+        guard.stop_after(&unavailable, 3, unread),
+        Some(StopReason::AttemptsExhausted)
+    );
+    assert_eq!(
+        guard.stop_after(&unavailable, 2, || Duration::from_secs(9)),
+        None
+    );
+    assert_eq!(
+        guard.stop_after(&unavailable, 2, || Duration::from_secs(10)),
+        Some(StopReason::DeadlinePassed)
+    );
+}
+
 struct OnlyRunning;
 
 impl CustomCheck for OnlyRunning {

@@ -14,7 +14,7 @@ const code: string | null = admission.failureCode;
 const agent: Record<string, unknown> = admission.agent;
 async function later(guards: Guards): Promise<boolean> {
   const a = await guards.admitAsync({ tool: 'review_status', request_id: 'r', now: '2026-12-02T10:00:00Z' }, new Uint8Array());
-  const { admission: last, attempts } = await guard.call({ request_id: 'r', now: new Date() }, async (n) => (n > 1 ? '{}' : Buffer.alloc(0)));
+  const { admission: last, attempts } = await guard.call({ request_id: 'r', now: new Date() }, async (n) => (n > 1 ? '{}' : Buffer.alloc(0)), { signal: AbortSignal.timeout(1000) });
   const client = { callTool: async () => ({}) };
   const fromFetch: Admission = guard.admit({ request_id: 'r', now: new Date() }, new ArrayBuffer(0));
   const forwarded: string = JSON.stringify(fromFetch);

@@ -168,6 +168,32 @@ impl CallOutcome {
         self.stop_reason
     }
 
+    /// The asynchronous driver's outcome (`airlock_guard._aio`): `stop_reason` is one
+    /// `Guard._stop_reason` gave, `attempts` not empty.
+    #[staticmethod]
+    fn _new(attempts: Vec<Py<Admission>>, stop_reason: &str) -> PyResult<Self> {
+        let stop_reason = [
+            "settled",
+            "not_retryable",
+            "attempts_exhausted",
+            "deadline_passed",
+        ]
+        .into_iter()
+        .find(|r| *r == stop_reason)
+        .ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("no stop reason {stop_reason:?}"))
+        })?;
+        if attempts.is_empty() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "a call makes at least one attempt",
+            ));
+        }
+        Ok(Self {
+            attempts,
+            stop_reason,
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "CallOutcome(attempts={}, stop_reason={:?})",

@@ -141,15 +141,7 @@ impl Guard {
     /// failure is retryable by the policy, attempts remain, and the deadline has not passed.
     #[pyo3(signature = (admission, attempt, elapsed = 0.0))]
     fn should_retry(&self, admission: &Admission, attempt: u32, elapsed: f64) -> bool {
-        let policy = self.inner.contract().retry();
-        let retryable = admission
-            .inner
-            .agent()
-            .error()
-            .is_some_and(|(_, retryable)| retryable);
-        retryable
-            && attempt < policy.max_attempts()
-            && Duration::try_from_secs_f64(elapsed).is_ok_and(|e| e < policy.deadline())
+        self.stop_after(admission, attempt, elapsed).is_none()
     }
 
     /// Call the upstream under the contract's retry policy, judging every attempt afresh
@@ -188,13 +180,7 @@ impl Guard {
         if let Some(error) = raised {
             return Err(error);
         }
-        let stop_reason = match outcome.stop_reason() {
-            StopReason::Settled => "settled",
-            StopReason::NotRetryable => "not_retryable",
-            StopReason::AttemptsExhausted => "attempts_exhausted",
-            StopReason::DeadlinePassed => "deadline_passed",
-            _ => "other",
-        };
+        let stop_reason = stop_name(outcome.stop_reason());
         let attempts = outcome
             .attempts()
             .iter()
@@ -214,6 +200,70 @@ impl Guard {
         })
     }
 
+    /// `call` for asyncio: `await guard.call_async(request, fetch)`, where `fetch(attempt)`
+    /// is a coroutine function (an `httpx.AsyncClient` or `aiohttp` request) or a plain
+    /// one. Every attempt is judged and classified as under `call`, and the driver stops
+    /// where `call` stops. Written in Python (`airlock_guard._aio`) over the hooks below.
+    fn call_async<'py>(
+        slf: &Bound<'py, Self>,
+        request: &Bound<'py, PyAny>,
+        fetch: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        // The request is read now: a bad one raises here, not at the first attempt.
+        let request = Py::new(py, Request::extract(request)?)?;
+        py.import("airlock_guard._aio")?
+            .getattr("call_async")?
+            .call1((slf, request, fetch))
+    }
+
+    /// The asynchronous driver's hook: attempt `attempt`'s body judged.
+    fn _judge_body(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, Request>,
+        body: &Bound<'_, PyAny>,
+        attempt: u32,
+    ) -> PyResult<Admission> {
+        let request = &request.get().inner;
+        let body = returned_body(body)?;
+        let body: &[u8] = &body;
+        let mut inner = py.detach(|| self.inner.admit(request, body));
+        inner.set_attempt(attempt);
+        Ok(self.admission(inner))
+    }
+
+    /// The asynchronous driver's hook: attempt `attempt` raised `error`. The admission of
+    /// the body or transport failure it stands for, or `error` raised again.
+    fn _judge_raised(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, Request>,
+        error: &Bound<'_, PyAny>,
+        attempt: u32,
+    ) -> PyResult<Admission> {
+        let request = &request.get().inner;
+        let error = PyErr::from_value(error.clone());
+        let max_bytes = self.inner.contract().limits().max_bytes;
+        let mut inner = match classify(py, error, max_bytes)? {
+            Ok(body) => py.detach(|| self.inner.admit(request, &body)),
+            Err(kind) => self.inner.admit_transport_error(request, kind),
+        };
+        inner.set_attempt(attempt);
+        Ok(self.admission(inner))
+    }
+
+    /// The asynchronous driver's hook: `None` to try again after `admission`, else why the
+    /// call stops (`CallOutcome.stop_reason`).
+    fn _stop_reason(
+        &self,
+        admission: &Admission,
+        attempt: u32,
+        elapsed: f64,
+    ) -> Option<&'static str> {
+        self.stop_after(admission, attempt, elapsed).map(stop_name)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Guard(tool={:?}, contract_version={})",
@@ -224,11 +274,30 @@ impl Guard {
 }
 
 impl Guard {
+    /// `airlock_guard::Guard::stop_after`, `elapsed` in seconds (a negative or non-finite
+    /// one is past any deadline).
+    fn stop_after(&self, admission: &Admission, attempt: u32, elapsed: f64) -> Option<StopReason> {
+        self.inner.stop_after(&admission.inner, attempt, || {
+            Duration::try_from_secs_f64(elapsed).unwrap_or(Duration::MAX)
+        })
+    }
+
     fn admission(&self, inner: airlock_guard::Admission) -> Admission {
         Admission {
             inner,
             mcp: self.is_mcp(),
         }
+    }
+}
+
+/// `CallOutcome.stop_reason`'s words.
+fn stop_name(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Settled => "settled",
+        StopReason::NotRetryable => "not_retryable",
+        StopReason::AttemptsExhausted => "attempts_exhausted",
+        StopReason::DeadlinePassed => "deadline_passed",
+        _ => "other",
     }
 }
 
@@ -249,21 +318,26 @@ fn fetch_once(
     max_bytes: u64,
 ) -> PyResult<Result<Vec<u8>, TransportError>> {
     match fetch.call1(py, (attempt,)) {
-        Ok(body) => {
-            let body = body.bind(py);
-            match crate::body_bytes(body) {
-                Ok(bytes) => Ok(Ok(bytes.into_owned())),
-                Err(error) if error.is_instance_of::<PyTypeError>(py) => {
-                    Err(PyTypeError::new_err(format!(
-                        "fetch returned {}, not bytes, bytearray or memoryview",
-                        body.get_type().name()?
-                    )))
-                }
-                Err(error) => Err(error),
-            }
-        }
+        Ok(body) => Ok(Ok(returned_body(body.bind(py))?.into_owned())),
         Err(error) => classify(py, error, max_bytes),
     }
+}
+
+/// The body a fetch function returned; anything but bytes is the caller's bug.
+fn returned_body<'a>(body: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u8]>> {
+    crate::body_bytes(body).map_err(|error| {
+        if error.is_instance_of::<PyTypeError>(body.py()) {
+            let name = body
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+            PyTypeError::new_err(format!(
+                "fetch returned {name}, not bytes, bytearray or memoryview"
+            ))
+        } else {
+            error
+        }
+    })
 }
 
 /// How many `reason` links of a wrapped socket error are followed (a cycle stops there).
@@ -292,11 +366,17 @@ fn classify(
             ))),
         };
     }
+    let value = error.value(py).clone().into_any();
+    match client_error(&value) {
+        Some(Meaning::Failed(kind)) => return Ok(Err(kind)),
+        Some(Meaning::Answered) => return answered(&value, error, max_bytes),
+        Some(Meaning::CallersBug) => return Err(error),
+        None => {}
+    }
     if !error.is_instance_of::<PyOSError>(py) {
         return Err(error);
     }
     let urllib = py.import("urllib.error")?;
-    let value = error.value(py).clone().into_any();
     let http_error = urllib.getattr("HTTPError")?;
     if value.is_instance(&http_error)? {
         // The server answered (urlopen raises for a 4xx or 5xx status): the status is not
@@ -351,4 +431,103 @@ fn classify(
         return Ok(Err(TransportError::Unreachable));
     }
     Ok(Err(TransportError::ConnectionReset))
+}
+
+/// What an exception of an HTTP client library stands for.
+#[derive(Debug, Clone, Copy)]
+enum Meaning {
+    /// No answer came: this transport failure.
+    Failed(TransportError),
+    /// The server answered with an error status and the client raised (`raise_for_status`):
+    /// the response's body is judged, as any other answer is.
+    Answered,
+    /// Not a failure of the upstream (an invalid URL, too many redirects, a body that does
+    /// not decode): raised again.
+    CallersBug,
+}
+
+const TIMEOUT: Meaning = Meaning::Failed(TransportError::Timeout);
+const UNREACHABLE: Meaning = Meaning::Failed(TransportError::Unreachable);
+const RESET: Meaning = Meaning::Failed(TransportError::ConnectionReset);
+
+/// The exceptions of httpx, requests and aiohttp, read by the classes they are instances
+/// of (`__module__`, `__qualname__`): the first rule that matches decides, so a class that
+/// is two things (requests' `ConnectTimeout` is a `ConnectionError` and a `Timeout`) is the
+/// first. Other exceptions of those modules are `CallersBug`s.
+#[rustfmt::skip]
+const CLIENT_ERRORS: &[(&str, &str, Meaning)] = &[
+    ("httpx", "TimeoutException", TIMEOUT),
+    ("httpx", "ConnectError", UNREACHABLE),
+    ("httpx", "ProxyError", UNREACHABLE),
+    ("httpx", "NetworkError", RESET),
+    ("httpx", "RemoteProtocolError", RESET),
+    ("httpx", "HTTPStatusError", Meaning::Answered),
+    ("requests.exceptions", "Timeout", TIMEOUT),
+    // A refused connection and a dropped one alike: requests does not tell them apart.
+    ("requests.exceptions", "ConnectionError", UNREACHABLE),
+    ("requests.exceptions", "ChunkedEncodingError", RESET),
+    ("requests.exceptions", "HTTPError", Meaning::Answered),
+    ("aiohttp.client_exceptions", "ServerTimeoutError", TIMEOUT),
+    ("aiohttp.client_exceptions", "ClientConnectorError", UNREACHABLE),
+    ("aiohttp.client_exceptions", "ClientConnectionError", RESET),
+    ("aiohttp.client_exceptions", "ClientPayloadError", RESET),
+    // asyncio.wait_for's and a future's timeout: their own classes before Python 3.11.
+    ("asyncio.exceptions", "TimeoutError", TIMEOUT),
+    ("concurrent.futures._base", "TimeoutError", TIMEOUT),
+];
+
+/// The client libraries whose exceptions `CLIENT_ERRORS` reads.
+const CLIENT_MODULES: &[&str] = &["httpx", "requests.exceptions", "aiohttp.client_exceptions"];
+
+/// What `value` stands for if it is an exception of an HTTP client library (or asyncio's
+/// old timeout), by `CLIENT_ERRORS`; `None` for any other exception.
+fn client_error(value: &Bound<'_, PyAny>) -> Option<Meaning> {
+    let text = |class: &Bound<'_, pyo3::types::PyType>, name: &str| {
+        let value = class.getattr(name).ok()?;
+        Some(value.cast::<PyString>().ok()?.to_str().ok()?.to_owned())
+    };
+    let classes: Vec<(String, String)> = value
+        .get_type()
+        .mro()
+        .iter()
+        .filter_map(|class| {
+            let class = class.cast_into::<pyo3::types::PyType>().ok()?;
+            Some((text(&class, "__module__")?, text(&class, "__qualname__")?))
+        })
+        .collect();
+    let is = |module: &str, name: &str| classes.iter().any(|(m, n)| m == module && n == name);
+    if let Some((_, _, meaning)) = CLIENT_ERRORS.iter().find(|(m, n, _)| is(m, n)) {
+        return Some(*meaning);
+    }
+    let from_client = classes
+        .iter()
+        .any(|(m, _)| CLIENT_MODULES.contains(&m.as_str()));
+    from_client.then_some(Meaning::CallersBug)
+}
+
+/// The body of the error response an httpx `HTTPStatusError` or a requests `HTTPError`
+/// carries, as the client already read it (at most `max_bytes + 1` bytes, which already
+/// makes it too large). Nothing is read from the network here: a streamed response whose
+/// body was not read is an empty answer (requests keeps `_content = False` then; httpx
+/// has no `_content` and its `content` raises). An `HTTPError` the caller made without a
+/// response is raised again.
+fn answered(
+    value: &Bound<'_, PyAny>,
+    error: PyErr,
+    max_bytes: u64,
+) -> PyResult<Result<Vec<u8>, TransportError>> {
+    let response = match value.getattr("response") {
+        Ok(response) if !response.is_none() => response,
+        _ => return Err(error),
+    };
+    let limit = usize::try_from(max_bytes.saturating_add(1)).unwrap_or(usize::MAX);
+    let content = match response.getattr("_content") {
+        Ok(read) => Some(read),
+        Err(_) => response.getattr("content").ok(),
+    };
+    let body = content.and_then(|content| {
+        let bytes = content.cast::<PyBytes>().ok()?.as_bytes();
+        Some(bytes[..bytes.len().min(limit)].to_vec())
+    });
+    Ok(Ok(body.unwrap_or_default()))
 }

@@ -60,7 +60,6 @@ impl Guard {
         F: FnMut(u32) -> Result<Vec<u8>, TransportError>,
         C: FnMut() -> Duration,
     {
-        let policy = self.contract().retry();
         let mut attempts = Vec::new();
         let mut attempt = 1;
         loop {
@@ -69,25 +68,42 @@ impl Guard {
                 Err(error) => self.admit_transport_error(request, error),
             };
             admission.set_attempt(attempt);
-            let retry = match admission.agent().error() {
-                None => false,
-                Some((_, retryable)) => retryable,
-            };
-            let settled = admission.audit().verdict().is_admitted() && !retry;
+            let stop = self.stop_after(&admission, attempt, &mut elapsed);
             attempts.push(admission);
-            let stop = if settled {
-                StopReason::Settled
-            } else if !retry {
-                StopReason::NotRetryable
-            } else if attempt >= policy.max_attempts() {
-                StopReason::AttemptsExhausted
-            } else if elapsed() >= policy.deadline() {
-                StopReason::DeadlinePassed
-            } else {
+            let Some(stop) = stop else {
                 attempt += 1;
                 continue;
             };
             return RetryOutcome { attempts, stop };
+        }
+    }
+
+    /// The retry driver's decision after `admission`, the `attempt`-th (from 1): `None` to
+    /// try again (its failure is retryable by the policy, attempts remain and the deadline
+    /// has not passed), else why the call stops. `elapsed` (since the first attempt
+    /// started) is read only when the rest would retry. For drivers of their own, as the
+    /// bindings' asynchronous ones, to stop exactly where [`Guard::call`] does.
+    pub fn stop_after(
+        &self,
+        admission: &Admission,
+        attempt: u32,
+        elapsed: impl FnOnce() -> Duration,
+    ) -> Option<StopReason> {
+        let policy = self.contract().retry();
+        let retry = admission
+            .agent()
+            .error()
+            .is_some_and(|(_, retryable)| retryable);
+        if admission.audit().verdict().is_admitted() && !retry {
+            Some(StopReason::Settled)
+        } else if !retry {
+            Some(StopReason::NotRetryable)
+        } else if attempt >= policy.max_attempts() {
+            Some(StopReason::AttemptsExhausted)
+        } else if elapsed() >= policy.deadline() {
+            Some(StopReason::DeadlinePassed)
+        } else {
+            None
         }
     }
 }

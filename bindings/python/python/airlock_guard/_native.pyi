@@ -1,6 +1,6 @@
 """Type stubs of the compiled part of airlock_guard (PyO3). See docs/python.md."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Final, Literal, Optional, Union, final
 
@@ -177,5 +177,13 @@ class Guard:
         fetch(attempt) returns the body, or raises: TransportError(kind), TimeoutError,
         ConnectionRefusedError or a DNS failure, any other OSError (connection_reset); a
         urllib.error.URLError is judged by the socket error it wraps; an
-        urllib.error.HTTPError's body is judged as the answer. Any other exception stops
-        the call and is raised again."""
+        urllib.error.HTTPError's body is judged as the answer. The exceptions of httpx,
+        requests and aiohttp are read as docs/python.md tabulates them (a timeout, a
+        refused connection, a dropped one; raise_for_status's error: its response's body
+        is judged). Any other exception stops the call and is raised again."""
+    async def call_async(
+        self, request: RequestLike, fetch: Callable[[int], Union[Awaitable[Body], Body]]
+    ) -> CallOutcome:
+        """Guard.call for asyncio: fetch(attempt) is a coroutine function (or a plain one);
+        every attempt is judged and classified as under call, and it stops where call
+        stops. A bad request raises RequestError when call_async is called."""
