@@ -67,6 +67,8 @@ export declare class Guard {
   /** Load a contract folder; throws ContractError naming the file. */
   static load(dir: string | URL, options?: GuardOptions): Guard;
   readonly tool: string;
+  /** The contract's byte limit: read at most `maxBytes + 1` bytes of a body. */
+  readonly maxBytes: number;
   /** Whether this is an MCP tool contract (its admissions carry a `callToolResult`). */
   readonly isMcp: boolean;
   readonly retryPolicy: RetryPolicy;
@@ -82,10 +84,12 @@ export declare class Guard {
    * Call an upstream under the contract's retry policy. `attempt(n)` gives try n's raw
    * body or throws: a failed attempt of the transport error the error's `transport`
    * property names, else the one Node's error codes along its `cause` chain name (fetch's
-   * ECONNREFUSED, UND_ERR_SOCKET, an AbortSignal.timeout…), else "unreachable". An invalid
-   * URL, a ReferenceError or SyntaxError and this package's errors are thrown again.
-   * `options.signal` cancels: the call rejects with its reason. Each attempt's audit
-   * record carries its number.
+   * ECONNREFUSED, UND_ERR_SOCKET, an AbortSignal.timeout…), else "unreachable". The
+   * caller's bugs are thrown again after one attempt: a TypeError without a cause, Node's
+   * argument errors (an invalid URL, header, protocol), a ReferenceError or SyntaxError,
+   * this package's errors. `options.signal` cancels: the moment it is aborted the call
+   * rejects with its reason, even while an attempt runs. Each attempt's audit record
+   * carries its number.
    */
   call(
     request: Request | string,

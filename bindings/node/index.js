@@ -186,27 +186,43 @@ const TRANSPORT_CODES = new Map([
 ]);
 // Errors of the caller's own code, not of the upstream (by name: from any realm).
 const BUGS = new Set(['ReferenceError', 'SyntaxError', 'EvalError']);
+// Node's argument errors (ERR_INVALID_URL, ERR_INVALID_PROTOCOL, ERR_INVALID_CHAR,
+// ERR_INVALID_HTTP_TOKEN, ERR_INVALID_ARG_TYPE, …), and fetch's URL it cannot fetch.
+const BUG_CODE = /^ERR_(INVALID_|UNESCAPED_CHARACTERS$)/;
+const BUG_CAUSES = new Set(['unknown scheme', 'bad port']);
 const CAUSE_LINKS = 8;
 
 /**
  * What an error thrown by `call`'s attempt stands for: a transport error kind, or null for
- * an error that is the caller's (raised again). Its `transport` property says so first;
- * then the first error along its `cause` chain that tells: an abort (`AbortError`, as
+ * an error that is the caller's (thrown again). Its `transport` property says so first;
+ * a TypeError without a cause is the caller's (fetch's own failures have one); then the
+ * first error along its `cause` chain that tells: an abort (`AbortError`, as an
  * `AbortController` makes it, or `TimeoutError`, as `AbortSignal.timeout` makes it) is a
- * timeout, a code of TRANSPORT_CODES its kind, an invalid URL (`ERR_INVALID_URL`) or an
- * error of BUGS the caller's. Anything else is `unreachable`.
+ * timeout, a code of TRANSPORT_CODES its kind, an argument error (BUG_CODE, fetch's
+ * "unknown scheme") or an error of BUGS the caller's. Anything else is `unreachable`.
  */
 function transportOf(error) {
   if (error instanceof AirlockError) return null;
   if (error != null && error.transport) return String(error.transport);
+  if (error != null && error.name === 'TypeError' && error.cause === undefined) return null;
   const seen = new Set();
   for (let e = error, i = 0; e != null && typeof e === 'object' && i < CAUSE_LINKS && !seen.has(e); i += 1, e = e.cause) {
     seen.add(e);
     if (e.name === 'AbortError' || e.name === 'TimeoutError') return 'timeout';
-    if (e.code === 'ERR_INVALID_URL' || BUGS.has(e.name)) return null;
+    if (BUGS.has(e.name) || BUG_CODE.test(e.code) || (i > 0 && BUG_CAUSES.has(e.message))) return null;
     if (TRANSPORT_CODES.has(e.code)) return TRANSPORT_CODES.get(e.code);
   }
   return 'unreachable';
+}
+
+/** `promise`, or the abort of `signal` if that comes first. */
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const aborted = () => reject(signal.reason);
+    signal.addEventListener('abort', aborted, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 /** The audit record's adapter name and version: strings, or absent. */
@@ -241,6 +257,10 @@ class Guard {
   /** The contract's tool. */
   get tool() {
     return this._inner.tool;
+  }
+  /** The contract's byte limit: read at most `maxBytes + 1` bytes of a body. */
+  get maxBytes() {
+    return this._inner.maxBytes;
   }
   /** Whether this is an MCP tool contract (its admissions carry a `callToolResult`). */
   get isMcp() {
@@ -299,12 +319,14 @@ class Guard {
    * error is a failed attempt of the transport error it stands for: its `transport`
    * property ("timeout", "connection_reset", "unreachable"), else what Node's own errors
    * say along their `cause` chain (fetch's `ECONNREFUSED`, `UND_ERR_SOCKET`, an
-   * `AbortSignal.timeout`…), else "unreachable". The caller's bugs are thrown again, not
-   * retried: what `attempt` returns that is not a body (TypeError), an invalid URL, a
-   * ReferenceError or SyntaxError, this package's own errors. `options.signal` (an
-   * AbortSignal) cancels: once it is aborted no attempt starts and `call` rejects with
-   * its reason. Every attempt's audit record carries its number (`attempt`). Resolves to
-   * {admission, attempts} where admission is the last attempt's.
+   * `AbortSignal.timeout`…), else "unreachable" (`transportOf`). The caller's bugs are
+   * thrown again, not retried: what `attempt` returns that is not a body (TypeError), a
+   * TypeError without a cause, Node's argument errors (an invalid URL, header, protocol),
+   * a ReferenceError or SyntaxError, this package's own errors. `options.signal` (an
+   * AbortSignal) cancels: the moment it is aborted `call` rejects with its reason, even
+   * while an attempt runs (give the attempt the signal too, to stop its request), and no
+   * attempt starts after. Every attempt's audit record carries its number (`attempt`).
+   * Resolves to {admission, attempts} where admission is the last attempt's.
    */
   async call(request, attempt, options = {}) {
     if (typeof attempt !== 'function') {
@@ -322,18 +344,25 @@ class Guard {
       let threw = false;
       let failure;
       try {
-        raw = await attempt(n);
+        // An attempt that throws at once is a failed attempt too.
+        raw = await untilAborted(Promise.resolve().then(() => attempt(n)), signal);
       } catch (error) {
         threw = true;
         failure = error;
       }
-      // Cancelled while the attempt ran: what it threw is the cancellation's doing.
-      if (threw && signal) signal.throwIfAborted();
+      // Cancelled while the attempt ran: the call ends with the cancellation.
+      if (signal) signal.throwIfAborted();
       let admission;
       if (threw) {
         const kind = transportOf(failure);
         if (kind === null) throw failure;
-        admission = this._admitTransportError(request, kind, n);
+        try {
+          admission = this._admitTransportError(request, kind, n);
+        } catch (error) {
+          // A `transport` property that names no transport error: the thrown error is kept.
+          if (error instanceof RoutingError && error.cause === undefined) error.cause = failure;
+          throw error;
+        }
       } else {
         admission = await this._admitAsync(request, body(raw), n);
       }

@@ -43,8 +43,26 @@ async function reviewStatus(baseUrl, changeId, requestId) {
     });
     // The status is not trusted either: the body must be an envelope the contract admits.
     // A failure is read by guard.call: a refused connection, a dropped one, the timeout.
-    return response.arrayBuffer();
+    return readBounded(response.body, guard.maxBytes + 1);
   });
+}
+
+/**
+ * A response body's bytes, `limit` at most: past the guard's limit the body is refused
+ * whatever follows, and a hostile upstream does not choose how much the adapter holds.
+ * (Leaving the loop early cancels the stream.)
+ */
+async function readBounded(stream, limit) {
+  const chunks = [];
+  let size = 0;
+  if (stream) {
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) break;
+    }
+  }
+  return Buffer.concat(chunks, size).subarray(0, limit);
 }
 
 /**

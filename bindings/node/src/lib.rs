@@ -106,6 +106,13 @@ impl NativeGuard {
         self.inner.contract().tool().to_owned()
     }
 
+    /// The contract's byte limit: read at most `max_bytes + 1` bytes of a body (one more
+    /// already makes it too large). At most `MAX_BYTES_CEILING` (64 MiB): a u32.
+    #[napi(getter)]
+    pub fn max_bytes(&self) -> u32 {
+        u32::try_from(self.inner.contract().limits().max_bytes).unwrap_or(u32::MAX)
+    }
+
     /// Whether the contract is an MCP tool contract (`[input] kind = "mcp"`): its
     /// admissions carry a `CallToolResult`.
     #[napi(getter)]

@@ -97,6 +97,10 @@ for (const [client, via] of Object.entries(CLIENTS)) {
 test("the caller's bugs are thrown again after one attempt, not retried", async () => {
   for (const [what, attempt, expected] of [
     ['an invalid URL', () => fetch('http://[::1').then((r) => r.arrayBuffer()), TypeError],
+    ['a scheme fetch does not know', () => fetch('htp://127.0.0.1/ok').then((r) => r.arrayBuffer()), TypeError],
+    ['an invalid header', () => fetch(`${base}/ok`, { headers: { 'x-id': 'a\nb' } }).then((r) => r.arrayBuffer()), TypeError],
+    ['node:http given https', () => viaHttp(`https://127.0.0.1:${server.address().port}/ok`)(), (e) => e.code === 'ERR_INVALID_PROTOCOL'],
+    ['a TypeError of its own', () => undefined.body, TypeError],
     ['a ReferenceError', () => undefinedFunction(), ReferenceError], // eslint-disable-line no-undef
     ['a SyntaxError', () => JSON.parse('{'), SyntaxError],
   ]) {
@@ -127,6 +131,18 @@ test('a cancelled call rejects with the reason and makes no further attempt', as
   );
   await assert.rejects(pending, (e) => e.name === 'AbortError');
   assert.equal(calls, 1);
+  // An attempt that ignores the signal: the call rejects all the same, at once, whether
+  // the attempt would hang or answer later.
+  for (const late of [new Promise(() => {}), new Promise((resolve) => setTimeout(() => resolve(OK), 300))]) {
+    const stop = new AbortController();
+    const started = Date.now();
+    const call = guard.call(request, () => {
+      setTimeout(() => stop.abort(new Error('the user left')), 20);
+      return late;
+    }, { signal: stop.signal });
+    await assert.rejects(call, /the user left/);
+    assert.ok(Date.now() - started < 250, `rejected after ${Date.now() - started} ms`);
+  }
   // Aborted before: no attempt at all.
   await assert.rejects(guard.call(request, () => { throw new Error('never called'); }, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
   await assert.rejects(guard.call(request, () => OK, { signal: 'soon' }), TypeError);
@@ -138,4 +154,18 @@ test('a cancelled call rejects with the reason and makes no further attempt', as
   });
   assert.deepEqual(kinds(own), ['timeout']);
   assert.equal(own.attempts.length, 3);
+});
+
+test('a transport property that names no transport error is a RoutingError that keeps the thrown error', async () => {
+  const thrown = Object.assign(new Error('socket hang up'), { transport: 'gremlins' });
+  await assert.rejects(guard.call(request, () => { throw thrown; }), (e) => e.name === 'RoutingError' && e.cause === thrown);
+});
+
+test('maxBytes is the contract limit: a body of maxBytes + 1 bytes is too large', () => {
+  assert.equal(typeof guard.maxBytes, 'number');
+  const padded = (n) => Buffer.concat([OK, Buffer.alloc(n - OK.length, 0x20)]);
+  assert.equal(guard.admit(request, padded(guard.maxBytes)).admitted, true);
+  const over = guard.admit(request, padded(guard.maxBytes + 1));
+  assert.equal(over.failureCode, 'INVALID_RESPONSE');
+  assert.equal(over.audit.stage, 'limits');
 });

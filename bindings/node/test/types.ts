@@ -6,6 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 const guard: Guard = Guard.load('schemas/review_status', { adapter: 'typed', version: '1' });
 const policy: RetryPolicy = guard.retryPolicy;
+const limit: number = guard.maxBytes + 1;
 const admission: Admission = guard.admit(
   { request_id: 'req.J7q94MkP', params: { change_id: 'CR-1042' }, now: new Date() },
   Buffer.from('{}'),
@@ -20,7 +21,7 @@ async function later(guards: Guards): Promise<boolean> {
   const forwarded: string = JSON.stringify(fromFetch);
   const mcp: boolean = guard.isMcp || forwarded.length > 0;
   const { result } = await callToolGuarded(client, guards, { name: 'change_review', arguments: { change_id: 'CR-1' } });
-  return mcp && a.admitted && last.admitted && attempts.length > 0 && result !== null && policy.maxAttempts > 0 && guard.shouldRetry(a, 1);
+  return mcp && a.admitted && last.admitted && attempts.length > 0 && result !== null && policy.maxAttempts > 0 && limit > 0 && guard.shouldRetry(a, 1);
 }
 // The SDK's own Client is what the wrapper takes.
 const viaSdk = (client: Client, guards: Guards) => callToolGuarded(client, guards, { name: 'change_review', arguments: { change_id: 'CR-1' } });

@@ -177,6 +177,7 @@ impl CallOutcome {
             "not_retryable",
             "attempts_exhausted",
             "deadline_passed",
+            "other",
         ]
         .into_iter()
         .find(|r| *r == stop_reason)

@@ -370,7 +370,8 @@ fn classify(
     match client_error(&value) {
         Some(Meaning::Failed(kind)) => return Ok(Err(kind)),
         Some(Meaning::Answered) => return answered(&value, error, max_bytes),
-        Some(Meaning::CallersBug) => return Err(error),
+        // (`client_error` resolves what a wrapper wraps: never `Wraps` here.)
+        Some(Meaning::CallersBug | Meaning::Wraps(_)) => return Err(error),
         None => {}
     }
     if !error.is_instance_of::<PyOSError>(py) {
@@ -418,19 +419,37 @@ fn classify(
             _ => break,
         }
     }
-    let socket = py.import("socket")?;
+    Ok(Err(
+        os_error_kind(&current).unwrap_or(TransportError::ConnectionReset)
+    ))
+}
+
+/// The transport error a socket's `OSError` stands for (`TransportError::from_io`'s
+/// reading): a timeout, a refused connection or a name that does not resolve
+/// (unreachable), any other (connection_reset). `None` for an exception that is not an
+/// `OSError`.
+fn os_error_kind(error: &Bound<'_, PyAny>) -> Option<TransportError> {
+    if !error.is_instance_of::<PyOSError>() {
+        return None;
+    }
+    let socket = error.py().import("socket").ok()?;
+    let is = |name: &str| {
+        socket
+            .getattr(name)
+            .and_then(|class| error.is_instance(&class))
+            .unwrap_or(false)
+    };
     // socket.timeout is TimeoutError from Python 3.10; on 3.9 it is its own class.
-    if current.is_instance_of::<PyTimeoutError>()
-        || current.is_instance_of::<PyBlockingIOError>()
-        || current.is_instance(&socket.getattr("timeout")?)?
+    if error.is_instance_of::<PyTimeoutError>()
+        || error.is_instance_of::<PyBlockingIOError>()
+        || is("timeout")
     {
-        return Ok(Err(TransportError::Timeout));
+        return Some(TransportError::Timeout);
     }
-    let gaierror = socket.getattr("gaierror")?;
-    if current.is_instance_of::<PyConnectionRefusedError>() || current.is_instance(&gaierror)? {
-        return Ok(Err(TransportError::Unreachable));
+    if error.is_instance_of::<PyConnectionRefusedError>() || is("gaierror") {
+        return Some(TransportError::Unreachable);
     }
-    Ok(Err(TransportError::ConnectionReset))
+    Some(TransportError::ConnectionReset)
 }
 
 /// What an exception of an HTTP client library stands for.
@@ -441,47 +460,89 @@ enum Meaning {
     /// The server answered with an error status and the client raised (`raise_for_status`):
     /// the response's body is judged, as any other answer is.
     Answered,
-    /// Not a failure of the upstream (an invalid URL, too many redirects, a body that does
-    /// not decode): raised again.
+    /// Not a failure of the upstream (an invalid URL, a header the client refuses to
+    /// send): raised again.
     CallersBug,
+    /// The transport failure the exception it wraps stands for (its `__cause__`, else its
+    /// `reason`, else its first argument: how aiohttp, urllib3 and requests wrap one), else
+    /// this.
+    Wraps(&'static Meaning),
 }
 
 const TIMEOUT: Meaning = Meaning::Failed(TransportError::Timeout);
 const UNREACHABLE: Meaning = Meaning::Failed(TransportError::Unreachable);
 const RESET: Meaning = Meaning::Failed(TransportError::ConnectionReset);
 
-/// The exceptions of httpx, requests and aiohttp, read by the classes they are instances
-/// of (`__module__`, `__qualname__`): the first rule that matches decides, so a class that
-/// is two things (requests' `ConnectTimeout` is a `ConnectionError` and a `Timeout`) is the
-/// first. Other exceptions of those modules are `CallersBug`s.
+/// The exceptions of the HTTP clients (urllib's http.client, httpx, requests with urllib3,
+/// aiohttp), read by the classes they are instances of (`__module__`, `__qualname__`):
+/// the first rule that matches decides, so a class that is two things (requests'
+/// `ConnectTimeout` is a `ConnectionError` and a `Timeout`; urllib3's `NewConnectionError`
+/// a `ConnectTimeoutError`) is the first. Other exceptions of `CLIENT_MODULES` are
+/// `CallersBug`s. What the upstream does is never the caller's: an answer that is not
+/// HTTP, a body that does not decode, a redirect loop are transport failures.
 #[rustfmt::skip]
 const CLIENT_ERRORS: &[(&str, &str, Meaning)] = &[
+    // urlopen's: an answer that is not HTTP, or cut short (RemoteDisconnected is also a
+    // ConnectionResetError).
+    ("http.client", "BadStatusLine", RESET),
+    ("http.client", "LineTooLong", RESET),
+    ("http.client", "IncompleteRead", RESET),
     ("httpx", "TimeoutException", TIMEOUT),
     ("httpx", "ConnectError", UNREACHABLE),
     ("httpx", "ProxyError", UNREACHABLE),
     ("httpx", "NetworkError", RESET),
     ("httpx", "RemoteProtocolError", RESET),
+    ("httpx", "DecodingError", RESET),
+    ("httpx", "TooManyRedirects", UNREACHABLE),
     ("httpx", "HTTPStatusError", Meaning::Answered),
     ("requests.exceptions", "Timeout", TIMEOUT),
-    // A refused connection and a dropped one alike: requests does not tell them apart.
-    ("requests.exceptions", "ConnectionError", UNREACHABLE),
+    ("requests.exceptions", "ConnectionError", Meaning::Wraps(&UNREACHABLE)),
     ("requests.exceptions", "ChunkedEncodingError", RESET),
+    ("requests.exceptions", "ContentDecodingError", RESET),
+    ("requests.exceptions", "TooManyRedirects", UNREACHABLE),
+    // urllib3's Retry gave up on an upstream that kept failing (a 503 after a 503).
+    ("requests.exceptions", "RetryError", UNREACHABLE),
     ("requests.exceptions", "HTTPError", Meaning::Answered),
+    // What requests wraps, and what `response.raw.read(n)` raises itself.
+    ("urllib3.exceptions", "NewConnectionError", UNREACHABLE),
+    ("urllib3.exceptions", "TimeoutError", TIMEOUT),
+    ("urllib3.exceptions", "ProtocolError", RESET),
+    ("urllib3.exceptions", "DecodeError", RESET),
+    ("urllib3.exceptions", "MaxRetryError", Meaning::Wraps(&UNREACHABLE)),
     ("aiohttp.client_exceptions", "ServerTimeoutError", TIMEOUT),
     ("aiohttp.client_exceptions", "ClientConnectorError", UNREACHABLE),
     ("aiohttp.client_exceptions", "ClientConnectionError", RESET),
     ("aiohttp.client_exceptions", "ClientPayloadError", RESET),
+    ("aiohttp.client_exceptions", "TooManyRedirects", UNREACHABLE),
+    // raise_for_status's carries no body; one made from a response that is not HTTP wraps
+    // the parser's error.
+    ("aiohttp.client_exceptions", "ClientResponseError", Meaning::Wraps(&Meaning::CallersBug)),
+    ("aiohttp.http_exceptions", "HttpProcessingError", RESET),
     // asyncio.wait_for's and a future's timeout: their own classes before Python 3.11.
     ("asyncio.exceptions", "TimeoutError", TIMEOUT),
     ("concurrent.futures._base", "TimeoutError", TIMEOUT),
 ];
 
 /// The client libraries whose exceptions `CLIENT_ERRORS` reads.
-const CLIENT_MODULES: &[&str] = &["httpx", "requests.exceptions", "aiohttp.client_exceptions"];
+const CLIENT_MODULES: &[&str] = &[
+    "httpx",
+    "requests.exceptions",
+    "urllib3.exceptions",
+    "aiohttp.client_exceptions",
+    "aiohttp.http_exceptions",
+];
+
+/// How deep `Meaning::Wraps` looks (requests' error wraps urllib3's, which wraps the
+/// socket's).
+const WRAPPED_LINKS: usize = 4;
 
 /// What `value` stands for if it is an exception of an HTTP client library (or asyncio's
 /// old timeout), by `CLIENT_ERRORS`; `None` for any other exception.
 fn client_error(value: &Bound<'_, PyAny>) -> Option<Meaning> {
+    client_error_within(value, WRAPPED_LINKS)
+}
+
+fn client_error_within(value: &Bound<'_, PyAny>, links: usize) -> Option<Meaning> {
     let text = |class: &Bound<'_, pyo3::types::PyType>, name: &str| {
         let value = class.getattr(name).ok()?;
         Some(value.cast::<PyString>().ok()?.to_str().ok()?.to_owned())
@@ -496,13 +557,45 @@ fn client_error(value: &Bound<'_, PyAny>) -> Option<Meaning> {
         })
         .collect();
     let is = |module: &str, name: &str| classes.iter().any(|(m, n)| m == module && n == name);
-    if let Some((_, _, meaning)) = CLIENT_ERRORS.iter().find(|(m, n, _)| is(m, n)) {
-        return Some(*meaning);
+    match CLIENT_ERRORS.iter().find(|(m, n, _)| is(m, n)) {
+        Some((_, _, Meaning::Wraps(otherwise))) => {
+            let inner = wrapped(value).filter(|_| links > 0);
+            let failed = inner
+                .and_then(|inner| match client_error_within(&inner, links - 1) {
+                    Some(Meaning::Failed(kind)) => Some(kind),
+                    Some(_) => None,
+                    // A socket's own error, as the urllib path reads it.
+                    None => os_error_kind(&inner),
+                })
+                .map(Meaning::Failed);
+            return Some(failed.unwrap_or(**otherwise));
+        }
+        Some((_, _, meaning)) => return Some(*meaning),
+        None => {}
     }
     let from_client = classes
         .iter()
         .any(|(m, _)| CLIENT_MODULES.contains(&m.as_str()));
     from_client.then_some(Meaning::CallersBug)
+}
+
+/// The exception `value` wraps: its `__cause__`, its `reason` (urllib3's
+/// `MaxRetryError`), or its first argument (requests' `ConnectionError`).
+fn wrapped<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    let exception = |v: Bound<'py, PyAny>| {
+        v.is_instance_of::<pyo3::exceptions::PyBaseException>()
+            .then_some(v)
+            .filter(|v| !v.is(value))
+    };
+    value
+        .getattr("__cause__")
+        .ok()
+        .and_then(exception)
+        .or_else(|| value.getattr("reason").ok().and_then(exception))
+        .or_else(|| {
+            let args = value.getattr("args").ok()?;
+            args.get_item(0).ok().and_then(exception)
+        })
 }
 
 /// The body of the error response an httpx `HTTPStatusError` or a requests `HTTPError`
@@ -529,5 +622,8 @@ fn answered(
         let bytes = content.cast::<PyBytes>().ok()?.as_bytes();
         Some(bytes[..bytes.len().min(limit)].to_vec())
     });
+    // Best effort, as for urllib's HTTPError: a streamed response not read holds its
+    // connection until closed (an asynchronous one refuses a synchronous close: left).
+    let _ = response.call_method0("close");
     Ok(Ok(body.unwrap_or_default()))
 }

@@ -37,8 +37,8 @@ async def call_async(guard: Guard, request: Request, fetch: Callable[[int], Any]
             # Cancellation (asyncio.CancelledError) is a BaseException: it goes through.
             admission = guard._judge_raised(request, error, attempt)
         else:
-            if isinstance(body, (bytes, bytearray, memoryview)) and len(body) >= OFF_LOOP_BYTES:
-                loop = asyncio.get_running_loop()
+            loop = _asyncio_loop() if isinstance(body, (bytes, bytearray, memoryview)) and len(body) >= OFF_LOOP_BYTES else None
+            if loop is not None:
                 admission = await loop.run_in_executor(None, guard._judge_body, request, body, attempt)
             else:
                 admission = guard._judge_body(request, body, attempt)
@@ -47,3 +47,11 @@ async def call_async(guard: Guard, request: Request, fetch: Callable[[int], Any]
         if stop is not None:
             return CallOutcome._new(attempts, stop)
         attempt += 1
+
+
+def _asyncio_loop():
+    """The running asyncio loop; None under another event loop (trio): judged in place."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
