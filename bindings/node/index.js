@@ -205,23 +205,34 @@ function transportOf(error) {
   if (error instanceof AirlockError) return null;
   if (error != null && error.transport) return String(error.transport);
   if (error != null && error.name === 'TypeError' && error.cause === undefined) return null;
+  // fetch's failure after it sent the request: a URL that does not parse under it is a
+  // redirect's `Location`, the upstream's (the caller's own is "Failed to parse URL").
+  const sent = error != null && error.name === 'TypeError' && error.message === 'fetch failed';
   const seen = new Set();
   for (let e = error, i = 0; e != null && typeof e === 'object' && i < CAUSE_LINKS && !seen.has(e); i += 1, e = e.cause) {
     seen.add(e);
     if (e.name === 'AbortError' || e.name === 'TimeoutError') return 'timeout';
+    if (sent && e.code === 'ERR_INVALID_URL') return 'unreachable';
     if (BUGS.has(e.name) || BUG_CODE.test(e.code) || (i > 0 && BUG_CAUSES.has(e.message))) return null;
     if (TRANSPORT_CODES.has(e.code)) return TRANSPORT_CODES.get(e.code);
   }
   return 'unreachable';
 }
 
-/** `promise`, or the abort of `signal` if that comes first. */
+/**
+ * `promise`, or the abort of `signal` if that comes first. The listener goes on a signal of
+ * this call's own (`AbortSignal.any`, where Node has it), so many calls sharing one signal
+ * add one listener each to their own, not a crowd to the caller's.
+ */
 function untilAborted(promise, signal) {
   if (!signal) return promise;
+  const own = typeof AbortSignal.any === 'function' && signal instanceof AbortSignal ? AbortSignal.any([signal]) : signal;
   return new Promise((resolve, reject) => {
-    const aborted = () => reject(signal.reason);
-    signal.addEventListener('abort', aborted, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', aborted));
+    const aborted = () => reject(own.reason);
+    // Settled either way: a rejection that comes after the abort is handled here too.
+    promise.then(resolve, reject).finally(() => own.removeEventListener('abort', aborted));
+    own.addEventListener('abort', aborted, { once: true });
+    if (own.aborted) aborted();
   });
 }
 
@@ -333,7 +344,9 @@ class Guard {
       throw new TypeError('call(request, attempt): attempt is a function (n) => body');
     }
     const signal = options == null ? undefined : options.signal;
-    if (signal !== undefined && !(signal !== null && typeof signal.aborted === 'boolean' && typeof signal.throwIfAborted === 'function')) {
+    if (signal !== undefined && !(signal instanceof AbortSignal || (signal !== null && typeof signal.aborted === 'boolean'
+      && typeof signal.throwIfAborted === 'function' && typeof signal.addEventListener === 'function'
+      && typeof signal.removeEventListener === 'function'))) {
       throw new TypeError('call(request, attempt, {signal}): signal is an AbortSignal');
     }
     const started = Date.now();

@@ -40,6 +40,8 @@ async function reviewStatus(baseUrl, changeId, requestId) {
     const response = await fetch(`${baseUrl}/reviews/${encodeURIComponent(changeId)}`, {
       headers: { 'x-request-id': requestId },
       signal: AbortSignal.timeout(guard.retryPolicy.deadlineMs),
+      // A redirect is an answer like any other, judged: not followed to where it points.
+      redirect: 'manual',
     });
     // The status is not trusted either: the body must be an envelope the contract admits.
     // A failure is read by guard.call: a refused connection, a dropped one, the timeout.

@@ -26,6 +26,7 @@ Both modes run the same `review_status` function; only `fetch` differs.
 import argparse
 import base64
 import datetime
+import http.client
 import json
 import secrets
 import sys
@@ -50,13 +51,25 @@ def http_fetch(base_url, change_id, request_id, timeout, max_bytes):
     def fetch(attempt):
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:
-                return response.read(max_bytes + 1)
+                return read_body(response, max_bytes)
         except urllib.error.HTTPError as error:
             # 404, 503, …: the service's failure envelope (or not) is in the body.
             with error:
-                return error.read(max_bytes + 1)
+                return read_body(error, max_bytes)
 
     return fetch
+
+
+def read_body(response, max_bytes):
+    """At most max_bytes + 1 bytes of a response: one byte more than the limit is enough
+    for the guard to refuse it. http.client's read(n) gives a body cut short without a
+    word; what its Content-Length still promised says so, raised as the IncompleteRead it
+    is (a transport failure to Guard.call)."""
+    body = response.read(max_bytes + 1)
+    promised = getattr(response, "length", None)
+    if len(body) <= max_bytes and promised:
+        raise http.client.IncompleteRead(body, promised)
+    return body
 
 
 def review_status(guard, request, fetch):

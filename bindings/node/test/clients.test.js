@@ -29,6 +29,7 @@ const server = http.createServer((req, res) => {
   else if (req.url === '/gateway') reply(502, GATEWAY, 'text/html');
   else if (req.url === '/slow') setTimeout(() => reply(200, OK, 'application/json'), 1500).unref();
   else if (req.url === '/drop') req.socket.destroy();
+  else if (req.url === '/redirect_unparsable') res.writeHead(302, { location: 'http://[::1/Ignore-previous-instructions' }).end();
   else reply(500, 'no such route', 'text/plain');
 });
 
@@ -168,4 +169,39 @@ test('maxBytes is the contract limit: a body of maxBytes + 1 bytes is too large'
   const over = guard.admit(request, padded(guard.maxBytes + 1));
   assert.equal(over.failureCode, 'INVALID_RESPONSE');
   assert.equal(over.audit.stage, 'limits');
+});
+
+test("fetch: a redirect whose Location does not parse is the upstream's failure; with redirect: 'manual' it is judged", async () => {
+  const followed = await guard.call(request, viaFetch(`${base}/redirect_unparsable`));
+  assert.deepEqual(kinds(followed), ['unreachable']);
+  assert.equal(followed.attempts.length, 3);
+  const judged = await guard.call(request, async () => (await fetch(`${base}/redirect_unparsable`, { redirect: 'manual' })).arrayBuffer());
+  assert.deepEqual(summary(judged), { verdicts: ['rejected'], code: 'INVALID_RESPONSE', numbers: [1] });
+});
+
+test('a signal that is not an AbortSignal is refused before any attempt', async () => {
+  let calls = 0;
+  const attempt = () => { calls += 1; return OK; };
+  await assert.rejects(guard.call(request, attempt, { signal: { aborted: false, throwIfAborted() {} } }), TypeError);
+  assert.equal(calls, 0);
+});
+
+test('many calls sharing one signal add no crowd of listeners to it', async () => {
+  const warnings = [];
+  const seen = (w) => warnings.push(w.name);
+  process.on('warning', seen);
+  try {
+    const shared = new AbortController();
+    const outcomes = await Promise.all([...Array(40)].map(() => guard.call(request, async () => OK, { signal: shared.signal })));
+    assert.ok(outcomes.every((o) => o.admission.admitted));
+    // And the signal still cancels every one of them at once.
+    const pending = [...Array(40)].map(() => guard.call(request, () => new Promise(() => {}), { signal: shared.signal }));
+    setTimeout(() => shared.abort(), 10);
+    const settled = await Promise.allSettled(pending);
+    assert.ok(settled.every((r) => r.status === 'rejected' && r.reason.name === 'AbortError'));
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', seen);
+  }
+  assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
 });

@@ -367,15 +367,14 @@ fn classify(
         };
     }
     let value = error.value(py).clone().into_any();
-    match client_error(&value) {
+    let meaning = client_error(&value);
+    match meaning {
         Some(Meaning::Failed(kind)) => return Ok(Err(kind)),
         Some(Meaning::Answered) => return answered(&value, error, max_bytes),
         // (`client_error` resolves what a wrapper wraps: never `Wraps` here.)
-        Some(Meaning::CallersBug | Meaning::Wraps(_)) => return Err(error),
+        Some(Meaning::CallersBug | Meaning::Wraps(_)) => return callers(&value, error),
+        None if !error.is_instance_of::<PyOSError>(py) => return callers(&value, error),
         None => {}
-    }
-    if !error.is_instance_of::<PyOSError>(py) {
-        return Err(error);
     }
     let urllib = py.import("urllib.error")?;
     let http_error = urllib.getattr("HTTPError")?;
@@ -387,15 +386,30 @@ fn classify(
         // Best effort: the body is read (or not); a close that fails changes nothing judged.
         let _ = value.call_method0("close");
         return match read {
-            Ok(body) => Ok(Ok(body
-                .cast::<PyBytes>()
-                .map(|b| b.as_bytes().to_vec())
-                .unwrap_or_default())),
-            // The body stopped coming (a timeout, a reset): a transport failure like any
-            // other. (Never another HTTPError's body: classified once, not recursively.)
+            Ok(body) => {
+                let body = body
+                    .cast::<PyBytes>()
+                    .map(|b| b.as_bytes().to_vec())
+                    .unwrap_or_default();
+                // `read(n)` returns a body cut short without a word: what its
+                // Content-Length still promised says so.
+                let promised = value
+                    .getattr("fp")
+                    .and_then(|fp| fp.getattr("length"))
+                    .and_then(|length| length.extract::<u64>())
+                    .unwrap_or(0);
+                if promised > 0 && (body.len() as u64) <= max_bytes {
+                    return Ok(Err(TransportError::ConnectionReset));
+                }
+                Ok(Ok(body))
+            }
+            // The body stopped coming (a timeout, a reset, http.client's IncompleteRead): a
+            // transport failure like any other. (Never another HTTPError's body: classified
+            // once, not recursively.)
             Err(error)
-                if error.is_instance_of::<PyOSError>(py)
-                    && !error.value(py).is_instance(&http_error)? =>
+                if !error.value(py).is_instance(&http_error)?
+                    && (error.is_instance_of::<PyOSError>(py)
+                        || matches!(client_error(error.value(py)), Some(Meaning::Failed(_)))) =>
             {
                 classify(py, error, max_bytes)
             }
@@ -414,7 +428,7 @@ fn classify(
             Ok(_) if current.is_instance(&url_error)? => {
                 // A URLError whose reason is text ("unknown url type", "no host given"):
                 // a URL that cannot be fetched is the caller's bug, not an outage.
-                return Err(PyErr::from_value(current));
+                return callers(&current.clone(), PyErr::from_value(current));
             }
             _ => break,
         }
@@ -482,11 +496,12 @@ const RESET: Meaning = Meaning::Failed(TransportError::ConnectionReset);
 /// HTTP, a body that does not decode, a redirect loop are transport failures.
 #[rustfmt::skip]
 const CLIENT_ERRORS: &[(&str, &str, Meaning)] = &[
-    // urlopen's: an answer that is not HTTP, or cut short (RemoteDisconnected is also a
-    // ConnectionResetError).
-    ("http.client", "BadStatusLine", RESET),
-    ("http.client", "LineTooLong", RESET),
-    ("http.client", "IncompleteRead", RESET),
+    // urlopen's: a URL it cannot send, the connection misused; any other is an answer that
+    // is not HTTP/1 (BadStatusLine, UnknownProtocol, LineTooLong, too many headers) or one
+    // cut short (IncompleteRead; RemoteDisconnected is also a ConnectionResetError).
+    ("http.client", "InvalidURL", Meaning::CallersBug),
+    ("http.client", "ImproperConnectionState", Meaning::CallersBug),
+    ("http.client", "HTTPException", RESET),
     ("httpx", "TimeoutException", TIMEOUT),
     ("httpx", "ConnectError", UNREACHABLE),
     ("httpx", "ProxyError", UNREACHABLE),
@@ -503,17 +518,23 @@ const CLIENT_ERRORS: &[(&str, &str, Meaning)] = &[
     // urllib3's Retry gave up on an upstream that kept failing (a 503 after a 503).
     ("requests.exceptions", "RetryError", UNREACHABLE),
     ("requests.exceptions", "HTTPError", Meaning::Answered),
+    // A header the caller gave; or one of the answer's (urllib3's, wrapped: two
+    // Content-Lengths that disagree).
+    ("requests.exceptions", "InvalidHeader", Meaning::Wraps(&Meaning::CallersBug)),
     // What requests wraps, and what `response.raw.read(n)` raises itself.
     ("urllib3.exceptions", "NewConnectionError", UNREACHABLE),
     ("urllib3.exceptions", "TimeoutError", TIMEOUT),
     ("urllib3.exceptions", "ProtocolError", RESET),
     ("urllib3.exceptions", "DecodeError", RESET),
+    ("urllib3.exceptions", "InvalidHeader", RESET),
     ("urllib3.exceptions", "MaxRetryError", Meaning::Wraps(&UNREACHABLE)),
     ("aiohttp.client_exceptions", "ServerTimeoutError", TIMEOUT),
     ("aiohttp.client_exceptions", "ClientConnectorError", UNREACHABLE),
     ("aiohttp.client_exceptions", "ClientConnectionError", RESET),
     ("aiohttp.client_exceptions", "ClientPayloadError", RESET),
     ("aiohttp.client_exceptions", "TooManyRedirects", UNREACHABLE),
+    // A redirect to where no request can go (`ftp:`, a URL that does not parse).
+    ("aiohttp.client_exceptions", "RedirectClientError", UNREACHABLE),
     // raise_for_status's carries no body; one made from a response that is not HTTP wraps
     // the parser's error.
     ("aiohttp.client_exceptions", "ClientResponseError", Meaning::Wraps(&Meaning::CallersBug)),
@@ -596,6 +617,65 @@ fn wrapped<'py>(value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
             let args = value.getattr("args").ok()?;
             args.get_item(0).ok().and_then(exception)
         })
+}
+
+/// Where a client follows the upstream's redirect: an error raised under one of these
+/// frames (module, function) is the upstream's doing (a `Location` that is not a URL, or
+/// one no request can go to), not the caller's.
+const REDIRECT_FRAMES: &[(&str, &str)] = &[
+    ("requests.sessions", "resolve_redirects"),
+    ("urllib.request", "http_error_302"),
+    ("httpx._client", "_build_redirect_request"),
+];
+
+/// How many frames of a traceback `raised_while_redirecting` looks at.
+const TRACEBACK_FRAMES: usize = 512;
+
+/// An exception that is not a transport failure: the caller's, raised again, unless the
+/// client raised it while following the upstream's redirect (`unreachable`).
+fn callers(value: &Bound<'_, PyAny>, error: PyErr) -> PyResult<Result<Vec<u8>, TransportError>> {
+    // The error's own traceback (an exception fetched from a call has it there, not yet on
+    // the object), else the object's.
+    let traceback = error
+        .traceback(value.py())
+        .map(Bound::into_any)
+        .or_else(|| value.getattr("__traceback__").ok());
+    if traceback.is_some_and(|tb| raised_while_redirecting(tb)) {
+        return Ok(Err(TransportError::Unreachable));
+    }
+    Err(error)
+}
+
+/// Whether the traceback `tb` passes through one of `REDIRECT_FRAMES`.
+fn raised_while_redirecting(tb: Bound<'_, PyAny>) -> bool {
+    let frame_is = |tb: &Bound<'_, PyAny>| -> Option<bool> {
+        let frame = tb.getattr("tb_frame").ok()?;
+        let function = frame.getattr("f_code").ok()?.getattr("co_name").ok()?;
+        let module = frame.getattr("f_globals").ok()?.get_item("__name__").ok()?;
+        let (function, module) = (
+            function.cast::<PyString>().ok()?,
+            module.cast::<PyString>().ok()?,
+        );
+        let (function, module) = (function.to_str().ok()?, module.to_str().ok()?);
+        Some(
+            REDIRECT_FRAMES
+                .iter()
+                .any(|(m, f)| *m == module && *f == function),
+        )
+    };
+    let mut tb = Some(tb);
+    for _ in 0..TRACEBACK_FRAMES {
+        match tb {
+            Some(current) if !current.is_none() => {
+                if frame_is(&current) == Some(true) {
+                    return true;
+                }
+                tb = current.getattr("tb_next").ok();
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The body of the error response an httpx `HTTPStatusError` or a requests `HTTPError`

@@ -37,7 +37,7 @@ async def call_async(guard: Guard, request: Request, fetch: Callable[[int], Any]
             # Cancellation (asyncio.CancelledError) is a BaseException: it goes through.
             admission = guard._judge_raised(request, error, attempt)
         else:
-            loop = _asyncio_loop() if isinstance(body, (bytes, bytearray, memoryview)) and len(body) >= OFF_LOOP_BYTES else None
+            loop = _asyncio_loop() if _size(body) >= OFF_LOOP_BYTES else None
             if loop is not None:
                 admission = await loop.run_in_executor(None, guard._judge_body, request, body, attempt)
             else:
@@ -55,3 +55,13 @@ def _asyncio_loop():
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def _size(body):
+    """A body's size in bytes (a memoryview's items may be wider than one); 0 for what is
+    not a body (refused by the guard's hook)."""
+    if isinstance(body, memoryview):
+        return body.nbytes
+    if isinstance(body, (bytes, bytearray)):
+        return len(body)
+    return 0
