@@ -219,20 +219,44 @@ function transportOf(error) {
   return 'unreachable';
 }
 
-/**
- * `promise`, or the abort of `signal` if that comes first. The listener goes on a signal of
- * this call's own (`AbortSignal.any`, where Node has it), so many calls sharing one signal
- * add one listener each to their own, not a crowd to the caller's.
- */
+// The calls waiting on each caller's signal: one 'abort' listener per signal however
+// many calls share it, removed when the last settles (no crowd of listeners, and nothing
+// left on a long-lived signal after any number of calls).
+const waiting = new WeakMap();
+
+/** Run `stop` when `signal` aborts; returns the function that forgets it. */
+function onAbort(signal, stop) {
+  let entry = waiting.get(signal);
+  if (entry === undefined) {
+    const stops = new Set();
+    const listener = () => {
+      waiting.delete(signal);
+      for (const each of stops) each();
+    };
+    entry = { stops, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  entry.stops.add(stop);
+  const mine = entry;
+  return () => {
+    mine.stops.delete(stop);
+    if (mine.stops.size === 0 && waiting.get(signal) === mine) {
+      waiting.delete(signal);
+      signal.removeEventListener('abort', mine.listener);
+    }
+  };
+}
+
+/** `promise`, or the abort of `signal` if that comes first. */
 function untilAborted(promise, signal) {
   if (!signal) return promise;
-  const own = typeof AbortSignal.any === 'function' && signal instanceof AbortSignal ? AbortSignal.any([signal]) : signal;
   return new Promise((resolve, reject) => {
-    const aborted = () => reject(own.reason);
+    const stop = () => reject(signal.reason);
+    const forget = onAbort(signal, stop);
     // Settled either way: a rejection that comes after the abort is handled here too.
-    promise.then(resolve, reject).finally(() => own.removeEventListener('abort', aborted));
-    own.addEventListener('abort', aborted, { once: true });
-    if (own.aborted) aborted();
+    promise.then(resolve, reject).finally(forget);
+    if (signal.aborted) stop();
   });
 }
 

@@ -50,7 +50,7 @@ def http_fetch(base_url, change_id, request_id, timeout, max_bytes):
 
     def fetch(attempt):
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
+            with NO_REDIRECTS.open(url, timeout=timeout) as response:
                 return read_body(response, max_bytes)
         except urllib.error.HTTPError as error:
             # 404, 503, …: the service's failure envelope (or not) is in the body.
@@ -58,6 +58,17 @@ def http_fetch(base_url, change_id, request_id, timeout, max_bytes):
                 return read_body(error, max_bytes)
 
     return fetch
+
+
+class Unfollowed(urllib.request.HTTPRedirectHandler):
+    """A 3xx is an answer, judged like any other (as an HTTPError): not followed, and its
+    body read bounded like any other (urllib would read all of it before following)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+NO_REDIRECTS = urllib.request.build_opener(Unfollowed)
 
 
 def read_body(response, max_bytes):

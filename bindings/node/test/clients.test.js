@@ -9,6 +9,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
+const { getEventListeners } = require('node:events');
 const { Guard } = require('airlock-guard');
 
 const repo = process.env.AIRLOCK_REPO;
@@ -186,7 +187,7 @@ test('a signal that is not an AbortSignal is refused before any attempt', async 
   assert.equal(calls, 0);
 });
 
-test('many calls sharing one signal add no crowd of listeners to it', async () => {
+test('many calls sharing one signal add no crowd of listeners to it, and leave none', async () => {
   const warnings = [];
   const seen = (w) => warnings.push(w.name);
   process.on('warning', seen);
@@ -194,9 +195,24 @@ test('many calls sharing one signal add no crowd of listeners to it', async () =
     const shared = new AbortController();
     const outcomes = await Promise.all([...Array(40)].map(() => guard.call(request, async () => OK, { signal: shared.signal })));
     assert.ok(outcomes.every((o) => o.admission.admitted));
+    // A long-lived signal: a thousand calls one after the other leave no listener on it,
+    // and no signal derived from it (AbortSignal.any's dependants stay on their source
+    // until collected: a signal kept for the process's life would gather them all).
+    const any = AbortSignal.any;
+    let derived = 0;
+    if (typeof any === 'function') AbortSignal.any = (...args) => { derived += 1; return any.apply(AbortSignal, args); };
+    try {
+      for (let i = 0; i < 1000; i += 1) await guard.call(request, async () => OK, { signal: shared.signal });
+    } finally {
+      if (typeof any === 'function') AbortSignal.any = any;
+    }
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 0);
+    assert.equal(derived, 0);
     // And the signal still cancels every one of them at once.
     const pending = [...Array(40)].map(() => guard.call(request, () => new Promise(() => {}), { signal: shared.signal }));
-    setTimeout(() => shared.abort(), 10);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 1);
+    shared.abort();
     const settled = await Promise.allSettled(pending);
     assert.ok(settled.every((r) => r.status === 'rejected' && r.reason.name === 'AbortError'));
     await new Promise((resolve) => setImmediate(resolve));

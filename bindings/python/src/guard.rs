@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use airlock_guard::{Contract, StopReason, TransportError};
 use pyo3::exceptions::{
-    PyBlockingIOError, PyConnectionRefusedError, PyOSError, PyTimeoutError, PyTypeError,
-    PyValueError,
+    PyBlockingIOError, PyConnectionRefusedError, PyException, PyOSError, PyTimeoutError,
+    PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -351,6 +351,10 @@ fn classify(
     error: PyErr,
     max_bytes: u64,
 ) -> PyResult<Result<Vec<u8>, TransportError>> {
+    // A KeyboardInterrupt, a SystemExit: not an attempt's failure, whatever was running.
+    if !error.is_instance_of::<PyException>(py) {
+        return Err(error);
+    }
     if error.is_instance_of::<crate::TransportError>(py) {
         let value = error.value(py);
         let kind = value.getattr("args")?.get_item(0).ok();
@@ -413,13 +417,15 @@ fn classify(
             {
                 classify(py, error, max_bytes)
             }
+            // Interrupted while reading: not the answer's doing.
+            Err(error) if !error.is_instance_of::<PyException>(py) => Err(error),
             // No body to read (an HTTPError made without one): an empty answer.
             Err(_) => Ok(Ok(Vec::new())),
         };
     }
     // urllib wraps the socket's error as URLError.reason: judge the innermost OSError.
     let url_error = urllib.getattr("URLError")?;
-    let mut current = value;
+    let mut current = value.clone();
     for _ in 0..REASON_LINKS {
         match current.getattr("reason") {
             Ok(reason) if reason.is_instance_of::<PyOSError>() && !reason.is(&current) => {
@@ -428,7 +434,7 @@ fn classify(
             Ok(_) if current.is_instance(&url_error)? => {
                 // A URLError whose reason is text ("unknown url type", "no host given"):
                 // a URL that cannot be fetched is the caller's bug, not an outage.
-                return callers(&current.clone(), PyErr::from_value(current));
+                return callers(&value, error);
             }
             _ => break,
         }
@@ -501,6 +507,7 @@ const CLIENT_ERRORS: &[(&str, &str, Meaning)] = &[
     // cut short (IncompleteRead; RemoteDisconnected is also a ConnectionResetError).
     ("http.client", "InvalidURL", Meaning::CallersBug),
     ("http.client", "ImproperConnectionState", Meaning::CallersBug),
+    ("http.client", "NotConnected", Meaning::CallersBug),
     ("http.client", "HTTPException", RESET),
     ("httpx", "TimeoutException", TIMEOUT),
     ("httpx", "ConnectError", UNREACHABLE),
@@ -628,52 +635,92 @@ const REDIRECT_FRAMES: &[(&str, &str)] = &[
     ("httpx._client", "_build_redirect_request"),
 ];
 
+/// The modules a client runs between its redirect code and the error: a frame of any
+/// other module under the redirect (a hook, an override of the caller's) makes the error
+/// the caller's.
+const CLIENT_CODE: &[&str] = &[
+    "requests",
+    "urllib3",
+    "urllib",
+    "http",
+    "httpx",
+    "httpcore",
+    "h11",
+    "anyio",
+    "idna",
+    "encodings",
+    "socket",
+    "ssl",
+    "email",
+    "ipaddress",
+    "selectors",
+    "contextlib",
+    "codecs",
+];
+
 /// How many frames of a traceback `raised_while_redirecting` looks at.
 const TRACEBACK_FRAMES: usize = 512;
 
 /// An exception that is not a transport failure: the caller's, raised again, unless the
-/// client raised it while following the upstream's redirect (`unreachable`).
+/// client raised it while following the upstream's redirect (`unreachable`): an error of a
+/// URL that does not parse (a `ValueError`, a client's own or urllib's error) raised by
+/// the client's code alone below its redirect code.
 fn callers(value: &Bound<'_, PyAny>, error: PyErr) -> PyResult<Result<Vec<u8>, TransportError>> {
+    let py = value.py();
+    let of_a_url = value.is_instance_of::<PyValueError>()
+        || client_error(value).is_some()
+        || py
+            .import("urllib.error")
+            .and_then(|m| m.getattr("URLError"))
+            .and_then(|class| value.is_instance(&class))
+            .unwrap_or(false);
     // The error's own traceback (an exception fetched from a call has it there, not yet on
     // the object), else the object's.
     let traceback = error
-        .traceback(value.py())
+        .traceback(py)
         .map(Bound::into_any)
         .or_else(|| value.getattr("__traceback__").ok());
-    if traceback.is_some_and(|tb| raised_while_redirecting(tb)) {
+    if of_a_url && traceback.is_some_and(raised_while_redirecting) {
         return Ok(Err(TransportError::Unreachable));
     }
     Err(error)
 }
 
-/// Whether the traceback `tb` passes through one of `REDIRECT_FRAMES`.
+/// Whether the traceback `tb` passes through one of `REDIRECT_FRAMES` with only the
+/// client's code (`CLIENT_CODE`) below it.
 fn raised_while_redirecting(tb: Bound<'_, PyAny>) -> bool {
-    let frame_is = |tb: &Bound<'_, PyAny>| -> Option<bool> {
+    let frame_of = |tb: &Bound<'_, PyAny>| -> Option<(String, String)> {
         let frame = tb.getattr("tb_frame").ok()?;
         let function = frame.getattr("f_code").ok()?.getattr("co_name").ok()?;
         let module = frame.getattr("f_globals").ok()?.get_item("__name__").ok()?;
-        let (function, module) = (
-            function.cast::<PyString>().ok()?,
-            module.cast::<PyString>().ok()?,
-        );
-        let (function, module) = (function.to_str().ok()?, module.to_str().ok()?);
-        Some(
-            REDIRECT_FRAMES
-                .iter()
-                .any(|(m, f)| *m == module && *f == function),
-        )
+        Some((
+            module.cast::<PyString>().ok()?.to_str().ok()?.to_owned(),
+            function.cast::<PyString>().ok()?.to_str().ok()?.to_owned(),
+        ))
     };
+    let of_client = |module: &str| {
+        CLIENT_CODE
+            .iter()
+            .any(|c| module == *c || module.strip_prefix(c).is_some_and(|r| r.starts_with('.')))
+    };
+    let mut redirecting = false;
     let mut tb = Some(tb);
     for _ in 0..TRACEBACK_FRAMES {
-        match tb {
-            Some(current) if !current.is_none() => {
-                if frame_is(&current) == Some(true) {
-                    return true;
-                }
-                tb = current.getattr("tb_next").ok();
+        let Some(current) = tb.filter(|t| !t.is_none()) else {
+            return redirecting;
+        };
+        match frame_of(&current) {
+            Some((module, function)) if !redirecting => {
+                redirecting = REDIRECT_FRAMES
+                    .iter()
+                    .any(|(m, f)| *m == module && *f == function);
             }
-            _ => return false,
+            Some((module, _)) if !of_client(&module) => return false,
+            Some(_) => {}
+            None if redirecting => return false,
+            None => {}
         }
+        tb = current.getattr("tb_next").ok();
     }
     false
 }
