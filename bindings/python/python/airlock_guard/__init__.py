@@ -1,8 +1,9 @@
 """airlock_guard: the Airlock guard for Python adapters.
 
-Every raw tool response goes through ``Guard.admit`` (or ``Guard.call``): byte limit,
-strict JSON parse, JSON Schema, request binding, semantic checks, projection and audit
-record, all in Rust with the interpreter detached. The agent gets ``Admission.agent``:
+Every raw tool response goes through ``Guard.admit`` (or the retry drivers ``Guard.call``
+and, for asyncio, ``Guard.call_async``): byte limit, strict JSON parse, JSON Schema,
+request binding, semantic checks, projection and audit record, all in Rust with the
+interpreter detached. The agent gets ``Admission.agent``:
 the projected success or one fixed failure value, never text from a rejected response.
 The operator gets ``Admission.diagnostic`` and ``Admission.audit``, kept apart.
 
