@@ -5,7 +5,11 @@
 //! cargo build --release -p airlock-benches --bin profile-admit
 //! valgrind --tool=callgrind target/release/profile-admit guard review_status 10000
 //! valgrind --tool=callgrind target/release/profile-admit baseline review_status 10000
+//! target/release/profile-admit timing review_status 300   # wall time, sides interleaved
 //! ```
+//!
+//! `request` reads the fixture's request from its JSON text, as the bindings and the exec
+//! protocol do on every call; `timing` prints that cost too, beside the others.
 
 use airlock_benches::{root, shipped_contract};
 use airlock_guard::{Guard, Request};
@@ -16,7 +20,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [side, tool, rounds] = args.as_slice() else {
-        eprintln!("usage: profile-admit guard|baseline|parse|serde TOOL ROUNDS");
+        eprintln!("usage: profile-admit guard|baseline|parse|request|serde|timing TOOL ROUNDS");
         return ExitCode::from(2);
     };
     let Ok(rounds) = rounds.parse::<u32>() else {
@@ -55,6 +59,12 @@ fn main() -> ExitCode {
                 black_box(airlock_guard::parse(black_box(&body), depth).expect("valid"));
             }
         }
+        "request" => {
+            let request_json = serde_json::to_vec(&request).expect("a request serialises");
+            for _ in 0..rounds {
+                black_box(Request::from_json(black_box(&request_json)).expect("a request"));
+            }
+        }
         "serde" => {
             for _ in 0..rounds {
                 black_box(serde_json::from_slice::<Value>(black_box(&body)).expect("valid"));
@@ -69,7 +79,8 @@ fn main() -> ExitCode {
                 .expect("schema compiles");
             let depth = contract.limits().max_depth;
             let admission = guard.admit(&request, &body);
-            let mut best = [f64::MAX; 5];
+            let request_json = serde_json::to_vec(&request).expect("a request serialises");
+            let mut best = [f64::MAX; 7];
             for _ in 0..rounds {
                 let t = std::time::Instant::now();
                 for _ in 0..2000 {
@@ -98,10 +109,22 @@ fn main() -> ExitCode {
                     black_box(black_box(&admission).audit().to_json_line());
                 }
                 best[4] = best[4].min(t.elapsed().as_nanos() as f64 / 2000.0);
+                // What a binding adds per call to read the request it is given as JSON.
+                let t = std::time::Instant::now();
+                for _ in 0..2000 {
+                    black_box(Request::from_json(black_box(&request_json)).expect("a request"));
+                }
+                best[5] = best[5].min(t.elapsed().as_nanos() as f64 / 2000.0);
+                // And to write the agent's value as JSON text.
+                let t = std::time::Instant::now();
+                for _ in 0..2000 {
+                    black_box(black_box(&admission).agent().to_json_string());
+                }
+                best[6] = best[6].min(t.elapsed().as_nanos() as f64 / 2000.0);
             }
             println!(
-                "guard {:.0} ns, baseline {:.0} ns, stages 2-3 (validate_bytes) {:.0} ns, sha256 {:.0} ns, audit line {:.0} ns, ratio {:.2}",
-                best[0], best[1], best[2], best[3], best[4], best[0] / best[1]
+                "guard {:.0} ns, baseline {:.0} ns, stages 2-3 (validate_bytes) {:.0} ns, sha256 {:.0} ns, audit line {:.0} ns, request from JSON {:.0} ns, agent to JSON {:.0} ns, ratio {:.2}",
+                best[0], best[1], best[2], best[3], best[4], best[5], best[6], best[0] / best[1]
             );
         }
         other => {
