@@ -132,6 +132,5 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let _: &Request = &request;
     ExitCode::SUCCESS
 }
