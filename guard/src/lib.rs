@@ -76,12 +76,14 @@ pub use audit::{
 };
 pub use checks::{parse_duration, CheckFailure, CheckSpec, CustomCheck, DurationError};
 pub use contract::{
-    load_schema_file, schema_version, version_file, Contract, ContractBuilder, ContractError,
-    LintAllowance, MANIFEST,
+    load_schema_file, read_contract_file, schema_version, version_file, Contract, ContractBuilder,
+    ContractError, LintAllowance, MANIFEST,
 };
 pub use guard::{Admission, Guard, GuardBuilder, RetryOutcome};
 pub use input::{InputKind, MAX_LINE_BYTES_CEILING};
-pub use limits::{read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+pub use limits::{
+    read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_CONTRACT_FILE_BYTES, MAX_DEPTH_CEILING,
+};
 pub use mcp::{ContentKind, McpInput, TextRule, STRUCTURED_CONTENT};
 pub use names::is_tool_name;
 pub use parse::{parse, parse_within, ParseError, ParseErrorKind};

@@ -18,6 +18,11 @@ pub const MAX_DEPTH_CEILING: usize = 512;
 /// --max-bytes` above it is a usage error.
 pub const MAX_BYTES_CEILING: u64 = 64 * 1024 * 1024;
 
+/// The most a file of a contract folder may hold: 32 MiB. A manifest or a schema file is
+/// read whole and parsed into memory; schemas for tool responses are kilobytes, and
+/// without a bound a contract could hand the loader a file of any size.
+pub const MAX_CONTRACT_FILE_BYTES: u64 = 32 << 20;
+
 /// Size and nesting limits of a contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

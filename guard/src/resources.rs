@@ -4,9 +4,12 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::limits::MAX_CONTRACT_FILE_BYTES;
 use crate::names::is_plain_name;
 use crate::parse::parse;
 
@@ -19,22 +22,67 @@ pub(crate) struct ResourceError {
     pub(crate) reason: String,
 }
 
-/// Read `path` if it is a regular file. A symbolic link is refused without being followed,
-/// and so is anything else that is not a plain file.
+const SYMLINK: &str = "is a symbolic link; a contract's files must be regular files inside \
+                       its folder (copy the file in instead of linking to it)";
+const NOT_REGULAR: &str =
+    "is not a regular file; a contract's files must be regular files inside its folder";
+const TOO_LARGE: &str = "is larger than 32 MiB (MAX_CONTRACT_FILE_BYTES), the most a \
+                         contract's file may hold";
+
+/// Read `path` if it is a regular file of at most [`MAX_CONTRACT_FILE_BYTES`]. A symbolic
+/// link is refused without being followed, and so is anything else that is not a plain
+/// file. The type is checked before the file is opened (opening a device can act on it)
+/// and again on the open file, and the open itself refuses a link: a link swapped in
+/// between the two is not followed.
 pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>, ReadRegularError> {
     let metadata = std::fs::symlink_metadata(path).map_err(ReadRegularError::Io)?;
     if metadata.file_type().is_symlink() {
-        return Err(ReadRegularError::NotRegular(
-            "is a symbolic link; a contract's files must be regular files inside its folder \
-             (copy the file in instead of linking to it)",
-        ));
+        return Err(ReadRegularError::NotRegular(SYMLINK));
     }
     if !metadata.is_file() {
-        return Err(ReadRegularError::NotRegular(
-            "is not a regular file; a contract's files must be regular files inside its folder",
-        ));
+        return Err(ReadRegularError::NotRegular(NOT_REGULAR));
     }
-    std::fs::read(path).map_err(ReadRegularError::Io)
+    let file = open_no_follow(path)?;
+    let metadata = file.metadata().map_err(ReadRegularError::Io)?;
+    if !metadata.is_file() {
+        return Err(ReadRegularError::NotRegular(NOT_REGULAR));
+    }
+    if metadata.len() > MAX_CONTRACT_FILE_BYTES {
+        return Err(ReadRegularError::NotRegular(TOO_LARGE));
+    }
+    // The length read above is a hint: a file that grows while it is read stops one byte
+    // past the bound.
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(MAX_CONTRACT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadRegularError::Io)?;
+    if bytes.len() as u64 > MAX_CONTRACT_FILE_BYTES {
+        return Err(ReadRegularError::NotRegular(TOO_LARGE));
+    }
+    Ok(bytes)
+}
+
+/// Open `path` for reading without following a symbolic link in its place (`O_NOFOLLOW`),
+/// without blocking on a FIFO (`O_NONBLOCK`) and without taking a terminal as the
+/// process's own (`O_NOCTTY`).
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> Result<File, ReadRegularError> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    match rustix::fs::open(path, flags | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => Ok(File::from(fd)),
+        // ELOOP on Linux, EMLINK on some BSDs: ask the file system what is there.
+        Err(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            Err(ReadRegularError::NotRegular(SYMLINK))
+        }
+        Err(errno) => Err(ReadRegularError::Io(errno.into())),
+    }
+}
+
+/// Elsewhere the check before the open is all there is.
+#[cfg(not(unix))]
+fn open_no_follow(path: &Path) -> Result<File, ReadRegularError> {
+    File::open(path).map_err(ReadRegularError::Io)
 }
 
 /// Why [`read_regular`] failed.
@@ -284,5 +332,46 @@ mod tests {
         ] {
             assert!(!is_plain_name(bad), "{bad}");
         }
+    }
+
+    /// The open itself refuses a link: a link swapped in after the check before it (which
+    /// sees a regular file) is still not followed.
+    #[cfg(unix)]
+    #[test]
+    fn the_open_refuses_a_link_in_the_files_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("outside.json");
+        std::fs::write(&target, b"{}").unwrap();
+        let link = dir.path().join("common.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        match open_no_follow(&link) {
+            Err(ReadRegularError::NotRegular(reason)) => assert_eq!(reason, SYMLINK),
+            other => panic!("the link was opened: {other:?}"),
+        }
+        assert!(open_no_follow(&target).is_ok());
+    }
+
+    /// A FIFO swapped in after the check does not block the open; its type is refused on
+    /// the open file. (rustix has no `mknodat` on Apple systems.)
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    #[test]
+    fn the_open_does_not_wait_for_a_fifos_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("common.json");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        let file = open_no_follow(&fifo).unwrap();
+        assert!(!file.metadata().unwrap().is_file());
+        // And the whole read refuses it by type.
+        assert!(matches!(
+            read_regular(&fifo),
+            Err(ReadRegularError::NotRegular(NOT_REGULAR))
+        ));
     }
 }

@@ -423,6 +423,12 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Where a declared key's value sits in the decoded object: a JSON pointer, so a key that
+/// holds `/` or `~` is escaped (`a/b` is `/a~1b`, not member `b` of member `a`).
+fn key_path(key: &str) -> String {
+    format!("/{}", Pointer::escape_token(key))
+}
+
 /// Read a command's output under `grammar`: the object of its keys' values (strings, in
 /// the declared order).
 pub(crate) fn read_lines(
@@ -508,13 +514,13 @@ pub(crate) fn read_lines(
         };
         if value.trim() != value {
             let message = format!("line {number} ({key}): white space around the value");
-            return Err(decode_rejection("value", &format!("/{key}"), message, None));
+            return Err(decode_rejection("value", &key_path(key), message, None));
         }
         if values[slot].replace(value.to_owned()).is_some() {
             let message = format!("line {number}: the key {key} appears twice");
             return Err(decode_rejection(
                 "duplicate_key",
-                &format!("/{key}"),
+                &key_path(key),
                 message,
                 None,
             ));
@@ -526,7 +532,7 @@ pub(crate) fn read_lines(
             let message = format!("the key {key} is missing");
             return Err(decode_rejection(
                 "missing_key",
-                &format!("/{key}"),
+                &key_path(key),
                 message,
                 None,
             ));
@@ -609,6 +615,31 @@ mod tests {
                 .keyword(),
             "max_line_bytes"
         );
+    }
+
+    /// A key holding `/` or `~` is one pointer token: `a/b` is not member `b` of member
+    /// `a`, and `a~1b` is not the key `a/b` (found in review: the paths were written raw).
+    #[test]
+    fn a_rejections_path_escapes_the_key_as_a_pointer_token() {
+        let grammar = LinesInput {
+            keys: vec!["a/b".into(), "a~1b".into()],
+            ..grammar()
+        };
+        for (body, keyword, path) in [
+            (&b"a~1b=x\n"[..], "missing_key", "/a~1b"),
+            (b"a/b=x\n", "missing_key", "/a~01b"),
+            (b"a/b=x\na/b=y\n", "duplicate_key", "/a~1b"),
+            (b"a/b=x\na~1b= y\n", "value", "/a~01b"),
+        ] {
+            let d = read_lines(&grammar, body).unwrap_err();
+            assert_eq!(d.keyword(), keyword);
+            assert_eq!(
+                d.instance_path(),
+                Some(path),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Contract and schema loading: names, limits, reference cycles, the folder's files.
 
 use airlock_guard::{
-    load_schema_file, Contract, ContractError, Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING,
+    load_schema_file, Contract, ContractError, Limits, MAX_BYTES_CEILING, MAX_CONTRACT_FILE_BYTES,
+    MAX_DEPTH_CEILING,
 };
 use serde_json::{json, Value};
 use std::path::Path;
@@ -247,6 +248,44 @@ fn a_standalone_schema_of_another_dialect_is_refused_before_its_siblings_are_rea
     let message = load_schema_file(&path).unwrap_err().to_string();
     assert!(message.contains("draft-04"), "{message}");
     assert!(message.contains("is not supported"), "{message}");
+}
+
+/// A file of `len` bytes that takes no disk space (sparse): a schema of spaces would be
+/// valid JSON after its first byte, so the loader must refuse it by size, unread.
+fn sparse(path: &Path, len: u64) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_len(len).unwrap();
+}
+
+#[test]
+fn a_contract_file_larger_than_the_bound_is_refused_by_name_without_being_read() {
+    // The manifest, the schema version and a file a `$ref` names: each is bounded.
+    for name in ["contract.toml", "v1.schema.json", "common.json"] {
+        let dir = folder(
+            &manifest("t", "4096", "8"),
+            &schema(json!({}), json!({"$ref": "common.json#/$defs/x"})),
+        );
+        std::fs::write(
+            dir.path().join("common.json"),
+            br#"{"$defs": {"x": {"type": "string"}}}"#,
+        )
+        .unwrap();
+        assert!(
+            load(dir.path()).is_ok(),
+            "{name}: the folder loads as written"
+        );
+        sparse(&dir.path().join(name), MAX_CONTRACT_FILE_BYTES + 1);
+        let message = chain(&load(dir.path()).unwrap_err());
+        assert!(
+            message.contains(&format!("{name}: is larger than 32 MiB")),
+            "{message}"
+        );
+    }
+    // At the bound itself the file is read (and here refused for what it holds).
+    let dir = folder(&manifest("t", "4096", "8"), &plain_schema());
+    sparse(&dir.path().join("v1.schema.json"), MAX_CONTRACT_FILE_BYTES);
+    let message = chain(&load(dir.path()).unwrap_err());
+    assert!(!message.contains("larger than"), "{message}");
 }
 
 #[cfg(unix)]

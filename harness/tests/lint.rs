@@ -57,6 +57,55 @@ fn an_unreadable_schema_is_an_error_listed_among_the_rules() {
         .any(|(id, severity, _)| *id == "schema-unreadable" && *severity == Level::Error));
 }
 
+/// `lint` reads a contract's files as the loader does: a FIFO or a link in a schema's
+/// place is refused by name, not waited on or followed (found in review: lint hung on a
+/// FIFO the loader had refused, and linted the target of a link).
+#[cfg(unix)]
+#[test]
+fn lint_refuses_a_fifo_or_a_link_in_a_schemas_place_as_the_loader_does() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("review_status", tmp.path());
+    let schema = dir.join("v2.schema.json");
+    let outside = tmp.path().join("outside.schema.json");
+    std::fs::rename(&schema, &outside).unwrap();
+    let status = Command::new("mkfifo").arg(&schema).status().unwrap();
+    assert!(status.success());
+    for refused in ["is not a regular file", "is a symbolic link"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["lint", "--contract", dir.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("lint still reading {} after 60 s", schema.display());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains(refused), "{refused}: {text}");
+        // Only the refusal: nothing linted in the file, nothing read through the link.
+        assert!(
+            !text.contains("schema-unreadable: not strict JSON"),
+            "{text}"
+        );
+        std::fs::remove_file(&schema).unwrap();
+        std::os::unix::fs::symlink(&outside, &schema).unwrap();
+    }
+}
+
 #[test]
 fn a_load_error_says_its_reason_once() {
     let tmp = tempfile::tempdir().unwrap();

@@ -36,8 +36,17 @@ pub const MANIFEST: &str = "contract.toml";
 /// strictly: a duplicate keyword in a schema is an error, not a silent override).
 const SCHEMA_MAX_DEPTH: usize = 256;
 
-/// Read a file of a contract folder: a regular file, never a link followed out of it.
-fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
+/// Read a file of a contract folder as the loader does: a regular file of at most
+/// [`MAX_CONTRACT_FILE_BYTES`](crate::MAX_CONTRACT_FILE_BYTES), never a link followed out
+/// of it, never a FIFO waited on. Tools that read a contract's files beside the loader
+/// (a linter, an importer) read them through this, so a file the loader refuses is never
+/// read another way.
+///
+/// # Errors
+///
+/// [`ContractError::Io`] when the file cannot be read, [`ContractError::Resource`] naming
+/// the file and why it is refused (a link, not a regular file, too large).
+pub fn read_contract_file(path: &Path) -> Result<Vec<u8>, ContractError> {
     read_regular(path).map_err(|e| match e {
         ReadRegularError::Io(error) => ContractError::Io {
             path: path.to_path_buf(),

@@ -41,6 +41,60 @@ pub(crate) fn sarif_run_log(
 /// it: the guard's own escaping, which its diagnostics use too.
 pub use airlock_guard::{printable, visible};
 
+/// `text` cut after `max` characters, with `…` where the rest was: how a report quotes
+/// text an adapter, a body or a contract chose, so that no quote grows with its input.
+pub fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
+/// The most characters of one finding's message a report keeps ([`clip`]).
+pub const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// The most bytes of JSON text one value a finding shows (the reference's agent value, the
+/// adapter's) may take; a larger one is kept as its first [`MAX_MESSAGE_CHARS`] characters
+/// and its size, as a string.
+pub const MAX_VALUE_BYTES: usize = 16 * 1024;
+
+/// `value` for a report: as it is, or, when its JSON text is over [`MAX_VALUE_BYTES`], a
+/// string holding the start of that text and its size. A thousand findings on answers of
+/// a megabyte each keep a few megabytes, not a gigabyte.
+pub fn bounded_value(value: Value) -> Value {
+    /// The JSON text's first bytes and its length, without holding the rest.
+    #[derive(Default)]
+    struct Measure {
+        head: Vec<u8>,
+        len: usize,
+    }
+    impl std::io::Write for Measure {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = (MAX_VALUE_BYTES + 1).saturating_sub(self.head.len());
+            self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            self.len += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut measure = Measure::default();
+    if serde_json::to_writer(&mut measure, &value).is_err() || measure.len <= MAX_VALUE_BYTES {
+        return value;
+    }
+    let head = match std::str::from_utf8(&measure.head) {
+        Ok(text) => text,
+        // Cut inside a character: up to it.
+        Err(e) => std::str::from_utf8(&measure.head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    Value::String(format!(
+        "{} ({} bytes of JSON in all, cut)",
+        clip(head, MAX_MESSAGE_CHARS),
+        measure.len
+    ))
+}
+
 /// `text` as literal Markdown in a table cell: [`printable`], then every character that
 /// Markdown or HTML would interpret (links, images, emphasis, code, tags, entities, the
 /// cell separator) escaped.
@@ -69,7 +123,7 @@ pub(crate) fn line_of(file: &Path, location: &str) -> Option<usize> {
     if !name.ends_with(".schema.json") {
         return Some(1);
     }
-    let source = std::fs::read(file).ok()?;
+    let source = airlock_guard::read_contract_file(file).ok()?;
     let positions = super::pointer::positions(&source);
     let member = location.rsplit('/').next().filter(|m| !m.is_empty())?;
     // The first `…/properties/<member>` in the schema text.
@@ -252,6 +306,34 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_cuts_at_a_character_and_marks_the_cut() {
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("héllo", 2), "hé…");
+        assert_eq!(clip("", 0), "");
+        assert_eq!(clip("ab", 0), "…");
+    }
+
+    #[test]
+    fn a_value_over_the_bound_is_its_start_and_size() {
+        let small = serde_json::json!({"data": {"x": "é".repeat(100)}});
+        assert_eq!(bounded_value(small.clone()), small);
+        let big = serde_json::json!({"data": {"x": "é".repeat(MAX_VALUE_BYTES)}});
+        let len = big.to_string().len();
+        let Value::String(cut) = bounded_value(big) else {
+            panic!("not cut")
+        };
+        assert!(cut.starts_with(r#"{"data":{"x":"éé"#), "{cut:.40}");
+        assert!(
+            cut.ends_with(&format!("… ({len} bytes of JSON in all, cut)")),
+            "{cut}"
+        );
+        assert_eq!(
+            cut.chars().filter(|&c| c == 'é').count(),
+            MAX_MESSAGE_CHARS - 14
+        );
+    }
 
     #[test]
     fn a_code_span_cannot_be_ended_by_what_it_holds() {

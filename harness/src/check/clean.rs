@@ -217,13 +217,7 @@ impl Report {
 
 /// Push `text` as one line of at most [`LINE`] characters (the rest cut, with `…`).
 fn line(out: &mut String, text: &str) {
-    match text.char_indices().nth(LINE) {
-        Some((end, _)) => {
-            out.push_str(&text[..end]);
-            out.push('…');
-        }
-        None => out.push_str(text),
-    }
+    out.push_str(&crate::base::report::clip(text, LINE));
     out.push('\n');
 }
 

@@ -9,8 +9,9 @@ use super::failure_kind;
 use super::report::FindingKind;
 use crate::adapter::AdapterFailure;
 use crate::base::answer::{raw_text, Answer};
+use crate::base::report::clip;
 use crate::base::shape::{closed_shape, Forms};
-use crate::cases::Case;
+use crate::cases::{escape_token, Case};
 
 /// The invariants of one case: shape, verdict, value, canaries. An answer given as bytes
 /// is read strictly (what any JSON reader would see), and the leak oracle reads every
@@ -190,25 +191,36 @@ fn all_text(value: &Value) -> String {
     out
 }
 
-/// A short readable difference: the members that differ, by pointer.
+/// A short readable difference: the members that differ, by JSON pointer (a member name
+/// holding `/` or `~` escaped, so `a/b` is not member `b` of member `a`).
+/// At most 16 members, each name cut at 80 characters; the rest are counted.
 pub fn diff(expected: &Value, actual: &Value) -> String {
     let mut out = Vec::new();
     diff_at(expected, actual, String::new(), &mut out);
+    let more = out.len().saturating_sub(DIFFERENCES_SHOWN);
+    out.truncate(DIFFERENCES_SHOWN);
+    if more > 0 {
+        out.push(format!("and {more} more"));
+    }
     out.join("; ")
 }
+
+/// Differing members a difference names; the rest are counted.
+const DIFFERENCES_SHOWN: usize = 16;
 
 fn diff_at(expected: &Value, actual: &Value, at: String, out: &mut Vec<String>) {
     match (expected, actual) {
         (Value::Object(a), Value::Object(b)) => {
+            let under = |k: &str| format!("{at}/{}", clip(&escape_token(k), 80));
             for (k, v) in a {
                 match b.get(k) {
-                    Some(w) => diff_at(v, w, format!("{at}/{k}"), out),
-                    None => out.push(format!("{at}/{k}: missing (expected {v})")),
+                    Some(w) => diff_at(v, w, under(k), out),
+                    None => out.push(format!("{}: missing (expected {})", under(k), short(v))),
                 }
             }
             for (k, w) in b {
                 if !a.contains_key(k) {
-                    out.push(format!("{at}/{k}: unexpected {}", short(w)));
+                    out.push(format!("{}: unexpected {}", under(k), short(w)));
                 }
             }
         }
@@ -223,10 +235,36 @@ fn diff_at(expected: &Value, actual: &Value, at: String, out: &mut Vec<String>) 
 }
 
 fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 80 {
-        format!("{}…", text.chars().take(80).collect::<String>())
-    } else {
-        text
+    clip(&value.to_string(), 80).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The difference names members by JSON pointer: a name holding `/` or `~` is one
+    /// escaped token, and a long expected value is cut like an actual one.
+    #[test]
+    fn the_difference_names_members_by_escaped_pointer_and_cuts_values() {
+        let expected = json!({"data": {"a/b": 1, "a~c": "x".repeat(200), "same": true}});
+        let actual = json!({"data": {"a/b": 2, "same": true, "n/ew": 3}});
+        let text = diff(&expected, &actual);
+        assert!(text.contains("/data/a~1b: expected 1, got 2"), "{text}");
+        assert!(text.contains("/data/a~0c: missing (expected \""), "{text}");
+        assert!(text.contains("/data/n~1ew: unexpected 3"), "{text}");
+        assert!(!text.contains("/same"), "{text}");
+        assert!(text.len() < 200, "{text}");
+
+        // An answer with a thousand stray members, each with a long name: a few lines.
+        let name = "n".repeat(10_000);
+        let actual = Value::Object(
+            (0..1000)
+                .map(|i| (format!("{name}{i}"), json!(i)))
+                .collect(),
+        );
+        let text = diff(&json!({}), &actual);
+        assert!(text.ends_with("; and 984 more"), "{}", clip(&text, 300));
+        assert!(text.len() < 16 * 100 + 100, "{} bytes", text.len());
     }
 }

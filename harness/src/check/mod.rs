@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::adapter::{Adapter, AdapterFailure, Answer};
 use crate::adversary;
 pub use crate::base::error::CheckError;
+use crate::base::report::{bounded_value, clip, MAX_MESSAGE_CHARS};
 pub use crate::base::subject::{discover, Subject};
 use crate::cases::{Case, Expectation, Upstream};
 use report::{ContractReport, Finding, FindingKind, Report, Severity};
@@ -457,7 +458,7 @@ fn reference_first<'c>(
                 .unwrap_or_default();
             let message = format!("{message}{diagnostic}");
             report.contract_errors.push(Finding {
-                actual: Some(reference.agent().to_json()),
+                actual: Some(bounded_value(reference.agent().to_json())),
                 file: case_file(subject, case),
                 ..Finding::on_case(tool, case, FindingKind::Contract, Severity::Error, message)
             });
@@ -480,14 +481,18 @@ fn record(
     findings: Vec<(FindingKind, String)>,
 ) {
     let file = case_file(subject, case);
-    let expected = reference.to_json();
+    // Both values bounded: each finding of the case keeps a copy until the report is out.
+    let expected = bounded_value(reference.to_json());
     if let Some(stats) = report.classes.get_mut(&case.class) {
         stats.findings += findings.len();
     }
     let reference_admits = reference
         .error()
         .is_none_or(|(code, _)| !code.is_rejection());
-    let actual = actual.as_ref().ok().map(Answer::for_report);
+    let actual = actual
+        .as_ref()
+        .ok()
+        .map(|answer| bounded_value(answer.for_report()));
     for (kind, message) in findings {
         let severity = Severity::of(kind, reference_admits);
         report.findings.push(Finding {
@@ -576,14 +581,15 @@ fn reproduce(
             shrunk: minimal.as_ref().map(|m| reproduce::ShrunkAnswer {
                 original_bytes: body_len(case),
                 shrunk_bytes: body_len(&m.case),
-                expected: m.expected.clone(),
-                actual: m.actual.clone(),
+                // Cut as the report's findings are.
+                expected: bounded_value(m.expected.clone()),
+                actual: m.actual.clone().map(bounded_value),
                 findings: m
                     .findings
                     .iter()
                     .map(|(kind, message)| reproduce::ShrunkFinding {
                         kind: *kind,
-                        message: message.clone(),
+                        message: clip(message, MAX_MESSAGE_CHARS).into_owned(),
                     })
                     .collect(),
             }),

@@ -346,7 +346,8 @@ fn read_answer_line(line: &[u8], case_id: &str) -> Result<Vec<u8>, AdapterFailur
     if parsed.case != case_id {
         return Err(AdapterFailure::Protocol(format!(
             "answer for case {:?} where {case_id:?} was expected (out of order, repeated or missing)",
-            parsed.case
+            // The adapter's text: cut like every other quote of it.
+            crate::base::report::clip(&parsed.case, 120)
         )));
     }
     Ok(parsed.agent.get().as_bytes().to_vec())

@@ -217,7 +217,7 @@ impl fmt::Display for AdapterFinding {
         write!(f, "case {}:", self.reproducer.case.id)?;
         for (kind, message) in &self.findings {
             let message = crate::base::report::printable(message);
-            let cut: String = message.chars().take(400).collect();
+            let cut = crate::base::report::clip(&message, 400);
             write!(f, "\n  {}: {cut}", kind.as_str())?;
         }
         Ok(())

@@ -250,16 +250,22 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
     findings
 }
 
+/// A contract file's text, read as the loader reads it (a regular file, no link followed,
+/// bounded), or `None`.
+fn contract_text(path: &Path) -> Option<String> {
+    String::from_utf8(airlock_guard::read_contract_file(path).ok()?).ok()
+}
+
 /// `[input] kind` of a manifest that does not load, read as plain TOML.
 fn input_kind_as_written(manifest: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(manifest).ok()?;
+    let text = contract_text(manifest)?;
     let value: toml::Value = toml::from_str(&text).ok()?;
     value.get("input")?.get("kind")?.as_str().map(str::to_owned)
 }
 
 /// `[input] schema` of a vendor manifest that does not load, read as plain TOML.
 fn vendor_schema_as_written(manifest: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(manifest).ok()?;
+    let text = contract_text(manifest)?;
     let value: toml::Value = toml::from_str(&text).ok()?;
     let input = value.get("input")?;
     if input.get("kind")?.as_str()? != "vendor" {
@@ -283,7 +289,8 @@ pub fn lint_schema_file(path: &Path, fields: &[Pointer], tool: Option<&str>) -> 
             allowed: None,
         }]
     };
-    let source = match std::fs::read(path) {
+    // As the loader reads it: a FIFO, a link or a huge file is refused, not read.
+    let source = match airlock_guard::read_contract_file(path) {
         Ok(source) => source,
         Err(e) => return unreadable(e.to_string()),
     };

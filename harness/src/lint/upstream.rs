@@ -12,7 +12,7 @@ use crate::schema::schema_at;
 
 /// The findings on the `[input]` of `contract`, whose manifest is `manifest`.
 pub(super) fn lint_input(contract: &Contract, manifest: &Path) -> Vec<LintFinding> {
-    let text = std::fs::read_to_string(manifest).unwrap_or_default();
+    let text = super::contract_text(manifest).unwrap_or_default();
     let mut out = Findings {
         file: manifest,
         text: &text,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::base::report::{Align, Table};
 
+use crate::base::report::{clip, MAX_MESSAGE_CHARS};
 pub use crate::base::report::{markdown_text, printable, visible};
 use crate::cases::Case;
 
@@ -152,10 +153,11 @@ pub struct Finding {
     pub severity: Severity,
     /// A sentence for the reader.
     pub message: String,
-    /// The reference's agent value.
+    /// The reference's agent value; one over 16 KiB of JSON is a string holding the start
+    /// of its JSON text and its size: `"{\"tool\"… (20388 bytes of JSON in all, cut)"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<Value>,
-    /// The adapter's agent value.
+    /// The adapter's agent value, cut as `expected` is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
     /// The fixture or schema file the case comes from.
@@ -198,7 +200,8 @@ impl Finding {
             location: String::new(),
             kind,
             severity: Severity::Error,
-            message,
+            // The oracle's sentence may quote what the adapter answered.
+            message: clip(&message, MAX_MESSAGE_CHARS).into_owned(),
             expected: None,
             actual: None,
             file: None,

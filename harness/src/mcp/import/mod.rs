@@ -395,9 +395,11 @@ fn update(
         ));
     }
     let manifest_path = dir.join(MANIFEST);
-    let text = match std::fs::read_to_string(&manifest_path) {
+    let text = match airlock_guard::read_contract_file(&manifest_path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    {
         Ok(text) => text,
-        Err(e) => return refused(format!("reading {}: {e}", manifest_path.display())),
+        Err(e) => return refused(e.to_string()),
     };
     let Some(bumped) = bump_version(&text, from) else {
         return refused(format!(
