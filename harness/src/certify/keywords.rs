@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
-use super::structural::{closed, keyword, normal, ANNOTATIONS};
+use super::subschemas::{closed, keyword, normal, ANNOTATIONS};
 use super::values::{named, ValueSet};
 use super::{Class, Focus, View};
 

@@ -18,6 +18,7 @@ mod raw;
 pub mod reports;
 mod semantic;
 mod structural;
+mod subschemas;
 mod tools;
 mod values;
 mod vendor;

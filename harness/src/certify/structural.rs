@@ -3,10 +3,11 @@
 //! "maxLength added" for a member that stopped being a string), and `anyOf`/`oneOf`/`allOf`
 //! compared branch by branch. The fallback when the algebra cannot decide.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeSet;
 
 use super::keywords::{branches, compare, lifted};
+use super::subschemas::{closed, resolve};
 use super::{Change, Class, Evidence, Focus, View};
 use crate::base::pointer::parent_and_name;
 use crate::schema::schema_at;
@@ -54,15 +55,6 @@ pub(crate) fn locations(document: &Value) -> BTreeSet<String> {
         }
     }
     out
-}
-
-/// A local `$ref`'s target.
-pub(crate) fn resolve<'s>(document: &'s Value, schema: &'s Value) -> Option<&'s Value> {
-    schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|p| document.pointer(p))
 }
 
 /// The schemas that apply at a location together: those `schema_at` finds, minus the
@@ -129,11 +121,6 @@ pub(crate) fn conjunction<'s>(document: &'s Value, pointer: &str) -> Vec<&'s Val
     conj
 }
 
-/// The first value of `keyword` among the subschemas at a location.
-pub(crate) fn keyword<'s>(schemas: &[&'s Value], keyword: &str) -> Option<&'s Value> {
-    schemas.iter().find_map(|s| s.get(keyword))
-}
-
 /// Whether a member `name` is required by the subschemas of its parent.
 pub(super) fn required(schemas: &[&Value], name: &str) -> bool {
     schemas.iter().any(|s| {
@@ -141,57 +128,6 @@ pub(super) fn required(schemas: &[&Value], name: &str) -> bool {
             .and_then(Value::as_array)
             .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)))
     })
-}
-
-pub(super) fn closed(schemas: &[&Value]) -> bool {
-    schemas.iter().any(|s| {
-        s.get("additionalProperties") == Some(&Value::Bool(false))
-            || s.get("unevaluatedProperties") == Some(&Value::Bool(false))
-    })
-}
-
-/// Annotations: they change no verdict.
-pub(super) const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "examples",
-    "default",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$id",
-    "$anchor",
-];
-
-/// A branch as comparable text: its `$ref` followed, annotations dropped, members sorted.
-pub(super) fn normal(document: &Value, schema: &Value, depth: usize) -> Value {
-    let schema = match resolve(document, schema) {
-        Some(target) if depth < 16 && schema.as_object().is_some_and(|m| m.len() == 1) => {
-            return normal(document, target, depth + 1)
-        }
-        _ => schema,
-    };
-    match schema {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let mut out = Map::new();
-            for k in keys {
-                if !ANNOTATIONS.contains(&k.as_str()) {
-                    out.insert(k.clone(), normal(document, &map[k], depth + 1));
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|i| normal(document, i, depth + 1))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 /// The structural differences between two schema documents, by instance location;

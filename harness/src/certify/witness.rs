@@ -305,8 +305,8 @@ pub(super) fn probe(from: &Value, to: &Value, pointer: &str, word: &str) -> Opti
         structural::conjunction(from, pointer),
         structural::conjunction(to, pointer),
     );
-    let wanted = structural::keyword(&n, word);
-    if structural::keyword(&o, word) == wanted {
+    let wanted = subschemas::keyword(&n, word);
+    if subschemas::keyword(&o, word) == wanted {
         return None;
     }
     let holders: Vec<String> = o
@@ -377,18 +377,18 @@ pub(super) fn path_of(document: &Value, node: &Value) -> Option<String> {
 
 /// The values a location's `enum` and `const` list.
 pub(super) fn listed(schemas: &[&Value]) -> Vec<Value> {
-    let mut values: Vec<Value> = structural::keyword(schemas, "enum")
+    let mut values: Vec<Value> = subschemas::keyword(schemas, "enum")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    values.extend(structural::keyword(schemas, "const").cloned());
+    values.extend(subschemas::keyword(schemas, "const").cloned());
     values
 }
 
 /// Candidate values for a location: values one version's `enum`/`const` allow and the
 /// other's do not (plus one both allow), edges of the limits, one value of each type.
 pub(super) fn candidates(o: &[&Value], n: &[&Value]) -> Vec<Value> {
-    let keyword = structural::keyword;
+    let keyword = subschemas::keyword;
     let (os, ns) = (listed(o), listed(n));
     let (oset, nset): (ValueSet, ValueSet) = (os.iter().collect(), ns.iter().collect());
     let mut out: Vec<Value> = os.iter().filter(|v| !nset.contains(v)).cloned().collect();
@@ -462,7 +462,7 @@ pub(super) fn resized(text: &str, o: &[&Value], n: &[&Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for schemas in [o, n] {
         for word in ["maxLength", "minLength"] {
-            let Some(len) = structural::keyword(schemas, word).and_then(Value::as_u64) else {
+            let Some(len) = subschemas::keyword(schemas, word).and_then(Value::as_u64) else {
                 continue;
             };
             let len = usize::try_from(len.min(4096)).unwrap_or(0);

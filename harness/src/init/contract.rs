@@ -185,8 +185,8 @@ pub(super) fn manifest(
             out,
             "\n[[checks]]\nkind = \"fresh\"\nfield = {}\nmax_age = {}\nmax_skew = {}\n",
             q(field),
-            q(&duration_text(*max_age)),
-            q(&duration_text(*max_skew))
+            q(&learn::duration_text(*max_age)),
+            q(&learn::duration_text(*max_skew))
         );
     }
     out.push_str(
@@ -276,27 +276,6 @@ pub(super) fn fresh_specs(
             )
         })
         .collect()
-}
-
-/// A duration as contracts write it: `1h 5m`, `15m`, `45s`, `250ms`.
-pub(super) fn duration_text(duration: SignedDuration) -> String {
-    let mut secs = duration.as_secs();
-    let millis = duration.subsec_millis();
-    let mut parts = Vec::new();
-    for (unit, name) in [(3600, "h"), (60, "m"), (1, "s")] {
-        if secs >= unit {
-            parts.push(format!("{}{name}", secs / unit));
-            secs %= unit;
-        }
-    }
-    if millis > 0 {
-        parts.push(format!("{millis}ms"));
-    }
-    if parts.is_empty() {
-        "0s".to_owned()
-    } else {
-        parts.join(" ")
-    }
 }
 
 #[cfg(test)]

@@ -87,16 +87,10 @@ impl Tightening {
             } => {
                 let mut out = format!("{field}: fresh");
                 if let Some(age) = max_age {
-                    out.push_str(&format!(
-                        ", max_age {}",
-                        super::contract::duration_text(*age)
-                    ));
+                    out.push_str(&format!(", max_age {}", duration_text(*age)));
                 }
                 if let Some(skew) = max_skew {
-                    out.push_str(&format!(
-                        ", max_skew {}",
-                        super::contract::duration_text(*skew)
-                    ));
+                    out.push_str(&format!(", max_skew {}", duration_text(*skew)));
                 }
                 out
             }
@@ -860,6 +854,27 @@ impl Shape {
         }
         out.push('$');
         out
+    }
+}
+
+/// A duration as contracts write it: `1h 5m`, `15m`, `45s`, `250ms`.
+pub(super) fn duration_text(duration: SignedDuration) -> String {
+    let mut secs = duration.as_secs();
+    let millis = duration.subsec_millis();
+    let mut parts = Vec::new();
+    for (unit, name) in [(3600, "h"), (60, "m"), (1, "s")] {
+        if secs >= unit {
+            parts.push(format!("{}{name}", secs / unit));
+            secs %= unit;
+        }
+    }
+    if millis > 0 {
+        parts.push(format!("{millis}ms"));
+    }
+    if parts.is_empty() {
+        "0s".to_owned()
+    } else {
+        parts.join(" ")
     }
 }
 
