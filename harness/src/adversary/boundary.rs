@@ -319,34 +319,40 @@ fn multibyte_exact_limit(
         return;
     }
     let text = Value::String(std::iter::repeat_n('😀', n).collect()).to_string();
-    let Some(mut bytes) = splice(value, location, text.as_bytes()) else {
+    let Some(bytes) = splice(value, location, text.as_bytes()) else {
         return;
     };
     if bytes.len() > max_bytes {
         return;
     }
-    bytes.resize(max_bytes, b' ');
-    // One byte past the limit with far fewer characters than bytes: an adapter that
-    // measures the body in characters admits it.
-    let mut past = bytes.clone();
-    past.push(b' ');
-    b.push(
+    // Padded with white space to `len` when wanted (`push_later`). One byte past the
+    // limit with far fewer characters than bytes: an adapter that measures the body in
+    // characters admits it.
+    let pad = |len: usize| {
+        let bytes = bytes.clone();
+        move || {
+            let mut padded = bytes.clone();
+            padded.resize(len, b' ');
+            padded
+        }
+    };
+    b.push_later(
         "exact_limit",
         Some(&fixture.name),
         location,
         "multibyte",
         &fixture.request,
-        Upstream::Body(bytes),
+        pad(max_bytes),
         Vec::new(),
         Expectation::Reference,
     );
-    b.push(
+    b.push_later(
         "oversize",
         Some(&fixture.name),
         location,
         "multibyte_one_past",
         &fixture.request,
-        Upstream::Body(past),
+        pad(max_bytes + 1),
         Vec::new(),
         Expectation::Reject,
     );

@@ -15,60 +15,64 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
     let compact = serde_json::to_vec(value).unwrap_or_default();
     let max_bytes = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
     if compact.len() <= max_bytes && max_bytes < 64 * 1024 * 1024 {
+        // The body padded to `len` with white space, built when wanted (`push_later`).
         let pad = |len: usize| {
-            let mut padded = compact.clone();
-            padded.resize(len, b' ');
-            padded
+            let compact = compact.clone();
+            move || {
+                let mut padded = compact.clone();
+                padded.resize(len, b' ');
+                padded
+            }
         };
-        b.push(
+        b.push_later(
             "exact_limit",
             Some(origin),
             &format!("byte:{max_bytes}"),
             "",
             request,
-            Upstream::Body(pad(max_bytes)),
+            pad(max_bytes),
             Vec::new(),
             Expectation::Reference,
         );
-        b.push(
+        b.push_later(
             "oversize",
             Some(origin),
             &format!("byte:{max_bytes}"),
             "one_past",
             request,
-            Upstream::Body(pad(max_bytes + 1)),
+            pad(max_bytes + 1),
             Vec::new(),
             Expectation::Reject,
         );
-        b.push(
+        b.push_later(
             "oversize",
             Some(origin),
             &format!("byte:{max_bytes}"),
             "far_past",
             request,
-            Upstream::Body(pad(max_bytes * 4 + 1)),
+            pad(max_bytes * 4 + 1),
             Vec::new(),
             Expectation::Reject,
         );
         deep_members(b, fixture, value);
         let half = max_bytes / 2;
-        b.push(
+        b.push_later(
             "deep_nesting",
             Some(origin),
             "byte:0",
             "closed_to_max_bytes",
             request,
-            Upstream::Body(format!("{}{}", "[".repeat(half), "]".repeat(half)).into_bytes()),
+            move || format!("{}{}", "[".repeat(half), "]".repeat(half)).into_bytes(),
             Vec::new(),
             Expectation::Reject,
         );
-        b.push(
+        b.push_later(
             "deep_nesting",
             Some(origin),
             "byte:0",
             "unclosed_to_max_bytes",
             request,
-            Upstream::Body(vec![b'['; max_bytes]),
+            move || vec![b'['; max_bytes],
             Vec::new(),
             Expectation::Reject,
         );

@@ -7,7 +7,7 @@
 
 use airlock_guard::{CheckSpec, Contract, InputKind, Normalise, Request, TransportError};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::cases::{canary, Case, Expectation, Upstream};
 use crate::corpus::{Corpus, Expect, Fixture, FixtureKind};
@@ -168,6 +168,91 @@ impl Family<'_, '_, '_> {
         let request = self.fixture.request.clone();
         self.push_body(location, suffix, &request, bytes.into(), canaries, expect);
     }
+
+    /// [`Family::push`] of a large body, built when wanted ([`Builder::push_later`]).
+    fn push_later(
+        &mut self,
+        location: &str,
+        suffix: &str,
+        build: impl Fn() -> Vec<u8> + 'static,
+        expect: Expectation,
+    ) {
+        let request = self.fixture.request.clone();
+        self.b.push_later(
+            self.class,
+            Some(&self.fixture.name),
+            location,
+            suffix,
+            &request,
+            build,
+            Vec::new(),
+            expect,
+        );
+    }
+}
+
+/// A body built when it is wanted: [`Builder::push_later`]'s cases.
+type Later = Box<dyn Fn() -> Vec<u8>>;
+
+/// The bodies of cases [`generate_later`] left empty, built when their case runs: the
+/// bodies sized from `max_bytes` (padded to it and past it, arrays grown far past it).
+/// With `max_bytes` at 8 MiB (what `mcp import` writes for an unbounded schema) each base
+/// has some 40 MiB of them; built at once they held a gigabyte before the first case ran.
+#[derive(Default)]
+pub(crate) struct LaterBodies(HashMap<String, Later>);
+
+impl LaterBodies {
+    /// The body of case `id`, if it is one of these.
+    pub(crate) fn body(&self, id: &str) -> Option<Vec<u8>> {
+        self.0.get(id).map(|build| build())
+    }
+
+    /// `cases` in batches of at most `size`, each case whose body is one of these in a
+    /// batch of its own: a batch then holds at most one such body once built.
+    pub(crate) fn batches<'c>(
+        &'c self,
+        cases: &'c [Case],
+        size: usize,
+    ) -> impl Iterator<Item = &'c [Case]> + 'c {
+        let mut rest = cases;
+        std::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            let later = |c: &Case| self.0.contains_key(&c.id);
+            let len = if later(&rest[0]) {
+                1
+            } else {
+                rest.iter()
+                    .take(size.max(1))
+                    .position(later)
+                    .unwrap_or(rest.len().min(size.max(1)))
+            };
+            let (batch, tail) = rest.split_at(len);
+            rest = tail;
+            Some(batch)
+        })
+    }
+
+    /// `cases` with their bodies built, when any of them is one of these (else `None`:
+    /// use `cases` as they are).
+    pub(crate) fn built(&self, cases: &[Case]) -> Option<Vec<Case>> {
+        if !cases.iter().any(|c| self.0.contains_key(&c.id)) {
+            return None;
+        }
+        Some(
+            cases
+                .iter()
+                .map(|case| match self.body(&case.id) {
+                    Some(body) => Case {
+                        upstream: Upstream::Body(body),
+                        ..case.clone()
+                    },
+                    None => case.clone(),
+                })
+                .collect(),
+        )
+    }
 }
 
 struct Builder<'a> {
@@ -175,6 +260,9 @@ struct Builder<'a> {
     contract: &'a Contract,
     cases: Vec<Case>,
     ids: BTreeSet<String>,
+    /// `Some` while bodies sized from `max_bytes` are left to build later
+    /// ([`generate_later`]); `None` builds them at once.
+    later: Option<LaterBodies>,
     /// For an MCP contract, while a class works on `structuredContent`: the message of the
     /// fixture it came from. Every body pushed meanwhile is wrapped back into it (its text
     /// block agreeing), every pointer shifted under `/result/structuredContent`.
@@ -241,6 +329,53 @@ impl<'a> Builder<'a> {
             canaries,
             expect,
         });
+    }
+
+    /// A case whose body is large (sized from `max_bytes`): built by `build` now, or when
+    /// the case runs ([`generate_later`]); the same bytes either way. Never a case that
+    /// must be admitted (those are measured against the limit as they are pushed).
+    #[allow(clippy::too_many_arguments)]
+    fn push_later(
+        &mut self,
+        class: &str,
+        origin: Option<&str>,
+        location: &str,
+        suffix: &str,
+        request: &Request,
+        build: impl Fn() -> Vec<u8> + 'static,
+        canaries: Vec<String>,
+        expect: Expectation,
+    ) {
+        debug_assert!(
+            expect != Expectation::Admit,
+            "{class}: a later body is never one to admit"
+        );
+        if self.later.is_none() || expect == Expectation::Admit {
+            let body = Upstream::Body(build());
+            return self.push(
+                class, origin, location, suffix, request, body, canaries, expect,
+            );
+        }
+        // As `push` does with a body: wrapped into the MCP message, the location shifted
+        // under it; the empty placeholder goes in unwrapped.
+        let wrap = self.wrap.take();
+        let (location, build): (String, Later) = match &wrap {
+            Some(message) => {
+                let message = message.clone();
+                let build = move || mcp::wrap_raw(&message, &build());
+                (mcp::shift(location), Box::new(build))
+            }
+            None => (location.to_owned(), Box::new(build)),
+        };
+        let pushed = self.cases.len();
+        let body = Upstream::Body(Vec::new());
+        self.push(
+            class, origin, &location, suffix, request, body, canaries, expect,
+        );
+        self.wrap = wrap;
+        if let (Some(case), Some(later)) = (self.cases.get(pushed), &mut self.later) {
+            later.0.insert(case.id.clone(), build);
+        }
     }
 
     /// Whether the contract is an MCP tool contract (its bodies are JSON-RPC messages).
@@ -322,11 +457,35 @@ pub fn schemas_at<'a>(contract: &'a Contract, location: &str) -> Vec<&'a Value> 
 /// All cases for `contract` with its `corpus`: fixtures, deterministic variants, and
 /// `random` seeded mutation chains. The same inputs give the same cases, in order.
 pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) -> Vec<Case> {
+    build(contract, corpus, seed, random, None).0
+}
+
+/// [`generate`]'s cases, but the bodies sized from `max_bytes` left empty and built when
+/// their case runs, from the [`LaterBodies`]: the same cases, in the same order, with the
+/// same bytes once built.
+pub(crate) fn generate_later(
+    contract: &Contract,
+    corpus: &Corpus,
+    seed: u64,
+    random: usize,
+) -> (Vec<Case>, LaterBodies) {
+    let (cases, later) = build(contract, corpus, seed, random, Some(LaterBodies::default()));
+    (cases, later.unwrap_or_default())
+}
+
+fn build(
+    contract: &Contract,
+    corpus: &Corpus,
+    seed: u64,
+    random: usize,
+    later: Option<LaterBodies>,
+) -> (Vec<Case>, Option<LaterBodies>) {
     let mut b = Builder {
         seed,
         contract,
         cases: Vec::new(),
         ids: BTreeSet::new(),
+        later,
         wrap: None,
     };
     for fixture in &corpus.fixtures {
@@ -413,7 +572,7 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
         derived(&mut b, &fixture, value);
     }
     random::random_mutations(&mut b, &accepted, random);
-    b.cases
+    (b.cases, b.later)
 }
 
 /// Valid instances generated from the schema per contract (each also a base for every
@@ -502,4 +661,96 @@ fn bind_along(
         }
     }
     any.then_some(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::subject::Subject;
+    use std::path::Path;
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+
+    fn held(cases: &[Case]) -> usize {
+        cases
+            .iter()
+            .map(|c| match &c.upstream {
+                Upstream::Body(bytes) => bytes.len(),
+                Upstream::Transport(_) => 0,
+            })
+            .sum()
+    }
+
+    /// `check`'s cases are `generate`'s, byte for byte, once their later bodies are built
+    /// (an envelope, a vendor, a `lines` and an MCP contract, the MCP one at 1 MiB); until
+    /// then they hold none of the bodies sized from `max_bytes`.
+    #[test]
+    fn later_bodies_are_the_same_cases_built_when_wanted() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let tmp = tempfile::tempdir().unwrap();
+        let mcp = tmp.path().join("schemas/change_review");
+        copy_tree(&root.join("schemas/change_review"), &mcp);
+        copy_tree(
+            &root.join("corpora/change_review"),
+            &tmp.path().join("corpora/change_review"),
+        );
+        let manifest = mcp.join("contract.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        assert!(text.contains("max_bytes = 16384"));
+        std::fs::write(
+            &manifest,
+            text.replace("max_bytes = 16384", "max_bytes = 1048576"),
+        )
+        .unwrap();
+        for dir in [
+            root.join("schemas/review_status"),
+            root.join("schemas/ci_pipeline_status"),
+            root.join("schemas/git_branch_head"),
+            mcp,
+        ] {
+            let subject = Subject::load(&dir).unwrap();
+            let contract = subject.guard.contract();
+            let eager = generate(contract, &subject.corpus, 7, 60);
+            let (cases, later) = generate_later(contract, &subject.corpus, 7, 60);
+            assert!(!later.0.is_empty(), "{}: no later body", dir.display());
+            let built = later.built(&cases).unwrap();
+            assert_eq!(eager.len(), built.len(), "{}", dir.display());
+            for (a, b) in eager.iter().zip(&built) {
+                assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap(),
+                    "{}",
+                    a.id
+                );
+            }
+            // check's batches: every case once, in order; a later body alone in its batch.
+            let batches: Vec<&[Case]> = later.batches(&cases, 256).collect();
+            let ids = |cases: &[Case]| cases.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+            assert_eq!(ids(&batches.concat()), ids(&cases));
+            for batch in &batches {
+                assert!(batch.len() <= 256);
+                let alone = batch.iter().any(|c| later.0.contains_key(&c.id));
+                assert!(!alone || batch.len() == 1, "{}", batch[0].id);
+            }
+            if contract.limits().max_bytes >= 1 << 20 {
+                let (now, all) = (held(&cases), held(&eager));
+                assert!(all > 30 << 20, "{all} bytes in all");
+                assert!(
+                    now < all / 10,
+                    "{now} of {all} bytes held before any case runs"
+                );
+            }
+        }
+    }
 }

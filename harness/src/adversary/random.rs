@@ -55,7 +55,11 @@ pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value
             let base = &b.cases[rng.below(deterministic)];
             if let (Upstream::Body(base_bytes), Some(base_origin)) = (&base.upstream, &base.origin)
             {
-                chain.bytes.clone_from(base_bytes);
+                // A body left to build later is built for the chain (the same bytes).
+                match b.later.as_ref().and_then(|later| later.body(&base.id)) {
+                    Some(built) => chain.bytes = built,
+                    None => chain.bytes.clone_from(base_bytes),
+                }
                 chain.canaries.clone_from(&base.canaries);
                 chain.request = base.request.clone();
                 chain.origin.clone_from(base_origin);

@@ -86,18 +86,22 @@ fn arrays(b: &mut Builder<'_>, fixture: &Fixture, value: &Value) {
             .find_map(|s| s.get("maxItems").and_then(Value::as_u64))
             .and_then(|m| usize::try_from(m).ok());
         let mut grow = |target: usize, suffix: &str| {
-            let mut v = value.clone();
-            if let Some(Value::Array(items)) = v.pointer_mut(&pointer) {
-                items.resize(target, last.clone());
-            }
-            let body = Upstream::Body(serde_json::to_vec(&v).unwrap_or_default());
-            b.push(
+            // Built when wanted (`push_later`): up to twice `max_bytes` of JSON.
+            let (value, at, last) = (value.clone(), pointer.clone(), last.clone());
+            let build = move || {
+                let mut v = value.clone();
+                if let Some(Value::Array(items)) = v.pointer_mut(&at) {
+                    items.resize(target, last.clone());
+                }
+                serde_json::to_vec(&v).unwrap_or_default()
+            };
+            b.push_later(
                 "array_edge",
                 Some(&fixture.name),
                 &pointer,
                 suffix,
                 &fixture.request,
-                body,
+                build,
                 Vec::new(),
                 Expectation::Reference,
             );

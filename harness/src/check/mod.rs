@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, AdapterFailure, Answer};
-use crate::adversary;
+use crate::adversary::{self, LaterBodies};
 pub use crate::base::error::CheckError;
 use crate::base::report::{bounded_value, clip, MAX_MESSAGE_CHARS};
 pub use crate::base::subject::{discover, Subject};
@@ -260,7 +260,8 @@ pub fn run(
     let deadline = options.max_duration.map(|bound| start + bound);
     let mut contracts: Vec<ContractReport> = Vec::new();
     for subject in subjects {
-        let mut cases = adversary::generate(
+        // The bodies sized from `max_bytes` are built batch by batch, as their cases run.
+        let (mut cases, later) = adversary::generate_later(
             subject.guard.contract(),
             &subject.corpus,
             options.seed,
@@ -285,7 +286,7 @@ pub fn run(
             continue;
         }
         contracts.push(run_cases(
-            subject, &cases, options, deadline, adapter, progress,
+            subject, &cases, &later, options, deadline, adapter, progress,
         )?);
     }
     let mut closing = adapter.finish();
@@ -337,6 +338,7 @@ struct RunState {
 pub(crate) fn run_cases(
     subject: &Subject,
     cases: &[Case],
+    later: &LaterBodies,
     options: &CheckOptions,
     deadline: Option<Instant>,
     adapter: &mut dyn Adapter,
@@ -347,7 +349,10 @@ pub(crate) fn run_cases(
     let mut report = ContractReport::new(&tool, guard.contract().dir());
     let mut state = RunState::default();
     let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
-    for batch in cases.chunks(BATCH) {
+    for batch in later.batches(cases, BATCH) {
+        // A case whose body is built later runs alone: one such body is held at a time.
+        let built = later.built(batch);
+        let batch = built.as_deref().unwrap_or(batch);
         let runnable = reference_first(subject, batch, &mut report, &mut state, progress);
         let inputs: Vec<(&Request, &Upstream)> = runnable
             .iter()

@@ -135,6 +135,7 @@ fn replay_keeping(
     let report = run_cases(
         &subject,
         std::slice::from_ref(&reproducer.case),
+        &crate::adversary::LaterBodies::default(),
         &options,
         None,
         adapter,

@@ -664,21 +664,25 @@ impl Variants<'_, '_, '_> {
         if text.len() > max_bytes || max_bytes >= 64 * 1024 * 1024 {
             return;
         }
-        let ending = ending(self.grammar);
+        let ending = ending(self.grammar).to_owned();
         for (suffix, target) in [("one_past", max_bytes + 1), ("far_past", max_bytes * 4 + 1)] {
-            let mut body = text.to_owned();
-            while body.len() < target {
-                let room = target - body.len();
-                let line = "#".repeat(room.saturating_sub(ending.len()).min(64));
-                body.push_str(&line);
-                body.push_str(&ending[..ending.len().min(room - line.len())]);
-            }
-            body.truncate(target);
-            self.f.push(
+            let (text, ending) = (text.to_owned(), ending.clone());
+            // Built when wanted (`push_later`).
+            let build = move || {
+                let mut body = text.clone();
+                while body.len() < target {
+                    let room = target - body.len();
+                    let line = "#".repeat(room.saturating_sub(ending.len()).min(64));
+                    body.push_str(&line);
+                    body.push_str(&ending[..ending.len().min(room - line.len())]);
+                }
+                body.truncate(target);
+                body.into_bytes()
+            };
+            self.f.push_later(
                 &format!("byte:{max_bytes}"),
                 suffix,
-                body,
-                vec![],
+                build,
                 Expectation::Reject,
             );
         }
