@@ -191,8 +191,9 @@ impl Family<'_, '_, '_> {
     }
 }
 
-/// A body built when it is wanted: [`Builder::push_later`]'s cases.
-type Later = Box<dyn Fn() -> Vec<u8>>;
+/// A body built when it is wanted: [`Builder::push_later`]'s cases (shared: a random
+/// chain that starts from one builds on it).
+type Later = std::rc::Rc<dyn Fn() -> Vec<u8>>;
 
 /// The bodies of cases [`generate_later`] left empty, built when their case runs: the
 /// bodies sized from `max_bytes` (padded to it and past it, arrays grown far past it).
@@ -205,6 +206,11 @@ impl LaterBodies {
     /// The body of case `id`, if it is one of these.
     pub(crate) fn body(&self, id: &str) -> Option<Vec<u8>> {
         self.0.get(id).map(|build| build())
+    }
+
+    /// How the body of case `id` is built, if it is one of these.
+    fn build_of(&self, id: &str) -> Option<Later> {
+        self.0.get(id).cloned()
     }
 
     /// `cases` in batches of at most `size`, each case whose body is one of these in a
@@ -363,9 +369,9 @@ impl<'a> Builder<'a> {
             Some(message) => {
                 let message = message.clone();
                 let build = move || mcp::wrap_raw(&message, &build());
-                (mcp::shift(location), Box::new(build))
+                (mcp::shift(location), std::rc::Rc::new(build))
             }
-            None => (location.to_owned(), Box::new(build)),
+            None => (location.to_owned(), std::rc::Rc::new(build)),
         };
         let pushed = self.cases.len();
         let body = Upstream::Body(Vec::new());
@@ -460,18 +466,24 @@ pub fn generate(contract: &Contract, corpus: &Corpus, seed: u64, random: usize) 
     build(contract, corpus, seed, random, None).0
 }
 
-/// [`generate`]'s cases, but the bodies sized from `max_bytes` left empty and built when
-/// their case runs, from the [`LaterBodies`]: the same cases, in the same order, with the
-/// same bytes once built.
+/// [`generate`]'s cases, but, for a contract whose `max_bytes` is [`LATER_FROM`] or more,
+/// the bodies sized from it left empty and built when their case runs, from the
+/// [`LaterBodies`]: the same cases, in the same order, with the same bytes once built.
 pub(crate) fn generate_later(
     contract: &Contract,
     corpus: &Corpus,
     seed: u64,
     random: usize,
 ) -> (Vec<Case>, LaterBodies) {
-    let (cases, later) = build(contract, corpus, seed, random, Some(LaterBodies::default()));
+    // Below that limit every body is small: built at once, as `generate` does.
+    let later = (contract.limits().max_bytes >= LATER_FROM).then(LaterBodies::default);
+    let (cases, later) = build(contract, corpus, seed, random, later);
     (cases, later.unwrap_or_default())
 }
+
+/// The byte limit from which [`generate_later`] leaves bodies to build later: 256 KiB.
+/// Below it a base's bodies sized from the limit come to a few megabytes at most.
+const LATER_FROM: u64 = 256 * 1024;
 
 fn build(
     contract: &Contract,
@@ -693,36 +705,56 @@ mod tests {
     }
 
     /// `check`'s cases are `generate`'s, byte for byte, once their later bodies are built
-    /// (an envelope, a vendor, a `lines` and an MCP contract, the MCP one at 1 MiB); until
-    /// then they hold none of the bodies sized from `max_bytes`.
+    /// (an envelope, a vendor, a `lines` and an MCP contract, each with `max_bytes` at
+    /// 1 MiB; the MCP one with an array and a bounded free string, so that bodies are built
+    /// inside the MCP message); until then they hold none of the bodies sized from
+    /// `max_bytes`. Below 256 KiB nothing is left for later.
     #[test]
     fn later_bodies_are_the_same_cases_built_when_wanted() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let tmp = tempfile::tempdir().unwrap();
-        let mcp = tmp.path().join("schemas/change_review");
-        copy_tree(&root.join("schemas/change_review"), &mcp);
-        copy_tree(
-            &root.join("corpora/change_review"),
-            &tmp.path().join("corpora/change_review"),
-        );
-        let manifest = mcp.join("contract.toml");
-        let text = std::fs::read_to_string(&manifest).unwrap();
-        assert!(text.contains("max_bytes = 16384"));
-        std::fs::write(
-            &manifest,
-            text.replace("max_bytes = 16384", "max_bytes = 1048576"),
-        )
-        .unwrap();
-        for dir in [
-            root.join("schemas/review_status"),
-            root.join("schemas/ci_pipeline_status"),
-            root.join("schemas/git_branch_head"),
-            mcp,
+        let mut dirs = Vec::new();
+        for tool in [
+            "review_status",
+            "ci_pipeline_status",
+            "git_branch_head",
+            "change_review",
         ] {
+            let dir = tmp.path().join("schemas").join(tool);
+            copy_tree(&root.join("schemas").join(tool), &dir);
+            copy_tree(
+                &root.join("corpora").join(tool),
+                &tmp.path().join("corpora").join(tool),
+            );
+            let manifest = dir.join("contract.toml");
+            let text = std::fs::read_to_string(&manifest).unwrap();
+            let limit = text
+                .lines()
+                .find(|l| l.starts_with("max_bytes = "))
+                .unwrap()
+                .to_owned();
+            std::fs::write(&manifest, text.replace(&limit, "max_bytes = 1048576")).unwrap();
+            dirs.push(dir);
+        }
+        let mcp = dirs[3].clone();
+        // An array and a bounded free string in structuredContent: their large cases
+        // (array_edge, exact_limit#multibyte) are built inside the MCP message.
+        let schema_file = mcp.join("v1.schema.json");
+        let mut schema: Value =
+            serde_json::from_slice(&std::fs::read(&schema_file).unwrap()).unwrap();
+        schema["properties"]["labels"] =
+            serde_json::json!({"type": "array", "items": {"type": "string"}, "maxItems": 3});
+        schema["properties"]["reviewed_by"]["maxLength"] = 300.into();
+        std::fs::write(&schema_file, schema.to_string()).unwrap();
+        // The shipped review_status (4 KiB) leaves nothing for later.
+        let small = Subject::load(&root.join("schemas/review_status")).unwrap();
+        let (_, later) = generate_later(small.guard.contract(), &small.corpus, 7, 40);
+        assert!(later.0.is_empty());
+        for dir in dirs {
             let subject = Subject::load(&dir).unwrap();
             let contract = subject.guard.contract();
-            let eager = generate(contract, &subject.corpus, 7, 60);
-            let (cases, later) = generate_later(contract, &subject.corpus, 7, 60);
+            let eager = generate(contract, &subject.corpus, 7, 400);
+            let (cases, later) = generate_later(contract, &subject.corpus, 7, 400);
             assert!(!later.0.is_empty(), "{}: no later body", dir.display());
             let built = later.built(&cases).unwrap();
             assert_eq!(eager.len(), built.len(), "{}", dir.display());
@@ -743,13 +775,24 @@ mod tests {
                 let alone = batch.iter().any(|c| later.0.contains_key(&c.id));
                 assert!(!alone || batch.len() == 1, "{}", batch[0].id);
             }
-            if contract.limits().max_bytes >= 1 << 20 {
-                let (now, all) = (held(&cases), held(&eager));
+            let (now, all) = (held(&cases), held(&eager));
+            assert!(
+                now < all / 10,
+                "{now} of {all} bytes held before any case runs"
+            );
+            if dir == mcp {
+                // Built inside the MCP message, and random chains on a later body.
+                let later_ids = || later.0.keys().map(String::as_str);
+                for wanted in ["array_edge/", "exact_limit/", "random_mutation/"] {
+                    assert!(
+                        later_ids().any(|id| id.starts_with(wanted)
+                            && (wanted == "random_mutation/"
+                                || id.contains("/result/structuredContent"))),
+                        "{wanted}: {:?}",
+                        later_ids().collect::<Vec<_>>()
+                    );
+                }
                 assert!(all > 30 << 20, "{all} bytes in all");
-                assert!(
-                    now < all / 10,
-                    "{now} of {all} bytes held before any case runs"
-                );
             }
         }
     }

@@ -51,13 +51,16 @@ pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value
             request: fixture.request.clone(),
             origin: fixture.name.clone(),
         };
+        // A chain on a body left to build later is built later too: its base's build,
+        // then the same steps drawn again from the same state of the generator.
+        let mut later_base = None;
         if deterministic > 0 && rng.below(2) == 0 {
             let base = &b.cases[rng.below(deterministic)];
             if let (Upstream::Body(base_bytes), Some(base_origin)) = (&base.upstream, &base.origin)
             {
-                // A body left to build later is built for the chain (the same bytes).
-                match b.later.as_ref().and_then(|later| later.body(&base.id)) {
-                    Some(built) => chain.bytes = built,
+                later_base = b.later.as_ref().and_then(|later| later.build_of(&base.id));
+                match &later_base {
+                    Some(build) => chain.bytes = build(),
                     None => chain.bytes.clone_from(base_bytes),
                 }
                 chain.canaries.clone_from(&base.canaries);
@@ -67,17 +70,47 @@ pub(super) fn random_mutations(b: &mut Builder<'_>, accepted: &[(&Fixture, Value
             }
         }
         let salt = format!("{}/random/{n}", b.contract.tool());
-        for step in 0..1 + rng.below(3) {
+        let steps = 1 + rng.below(3);
+        let before = rng.clone();
+        for step in 0..steps {
             mutate(&mut rng, (b.seed, &salt, step as u32), value, &mut chain);
         }
         let suffix = format!("{n}:{}", chain.ops.join("+"));
-        b.push(
+        let Some(base) = later_base else {
+            b.push(
+                "random_mutation",
+                Some(&chain.origin),
+                "",
+                &suffix,
+                &chain.request,
+                Upstream::Body(chain.bytes),
+                chain.canaries,
+                Expectation::Reference,
+            );
+            continue;
+        };
+        let (seed, value, request) = (b.seed, value.clone(), chain.request.clone());
+        let build = move || {
+            let mut chain = Chain {
+                bytes: base(),
+                canaries: Vec::new(),
+                ops: Vec::new(),
+                request: request.clone(),
+                origin: String::new(),
+            };
+            let mut rng = before.clone();
+            for step in 0..steps {
+                mutate(&mut rng, (seed, &salt, step as u32), &value, &mut chain);
+            }
+            chain.bytes
+        };
+        b.push_later(
             "random_mutation",
             Some(&chain.origin),
             "",
             &suffix,
             &chain.request,
-            Upstream::Body(chain.bytes),
+            build,
             chain.canaries,
             Expectation::Reference,
         );
