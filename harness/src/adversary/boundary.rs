@@ -325,17 +325,10 @@ fn multibyte_exact_limit(
     if bytes.len() > max_bytes {
         return;
     }
-    // Padded with white space to `len` when wanted (`push_later`). One byte past the
-    // limit with far fewer characters than bytes: an adapter that measures the body in
-    // characters admits it.
-    let pad = |len: usize| {
-        let bytes = bytes.clone();
-        move || {
-            let mut padded = bytes.clone();
-            padded.resize(len, b' ');
-            padded
-        }
-    };
+    // Padded with white space to exactly the limit and one byte past it: with far fewer
+    // characters than bytes, which an adapter that measures the body in characters admits.
+    let bytes: std::rc::Rc<[u8]> = bytes.into();
+    let pad = |len: usize| super::padded(&bytes, len);
     b.push_later(
         "exact_limit",
         Some(&fixture.name),

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Builder;
+use super::{padded, Builder};
 use crate::cases::{escape_token, member_pointers, splice, Expectation, Upstream};
 use crate::corpus::Fixture;
 
@@ -15,15 +15,8 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
     let compact = serde_json::to_vec(value).unwrap_or_default();
     let max_bytes = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
     if compact.len() <= max_bytes && max_bytes < 64 * 1024 * 1024 {
-        // The body padded to `len` with white space, built when wanted (`push_later`).
-        let pad = |len: usize| {
-            let compact = compact.clone();
-            move || {
-                let mut padded = compact.clone();
-                padded.resize(len, b' ');
-                padded
-            }
-        };
+        let compact: std::rc::Rc<[u8]> = compact.into();
+        let pad = |len: usize| padded(&compact, len);
         b.push_later(
             "exact_limit",
             Some(origin),

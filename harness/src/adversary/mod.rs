@@ -587,6 +587,18 @@ fn build(
     (b.cases, b.later)
 }
 
+/// `bytes` padded with white space to `len`, built when wanted ([`Builder::push_later`]);
+/// the builds of one body share its bytes.
+fn padded(bytes: &std::rc::Rc<[u8]>, len: usize) -> impl Fn() -> Vec<u8> + 'static {
+    let bytes = std::rc::Rc::clone(bytes);
+    move || {
+        let mut padded = Vec::with_capacity(len.max(bytes.len()));
+        padded.extend_from_slice(&bytes);
+        padded.resize(len, b' ');
+        padded
+    }
+}
+
 /// Valid instances generated from the schema per contract (each also a base for every
 /// derived class).
 pub const GENERATED: usize = 3;
