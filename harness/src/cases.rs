@@ -188,23 +188,30 @@ fn walk(value: &Value, at: String, f: &mut dyn FnMut(&str, &Value)) {
     }
 }
 
-/// The marker a splice replaces; it cannot occur in serialised JSON otherwise.
-const PLACEHOLDER: &str = "\u{0}airlock-splice\u{0}";
-
 /// Serialise `document` with the value at `pointer` replaced by the raw bytes `raw`
 /// (which need not be valid JSON: duplicates, invalid UTF-8, lone surrogates …).
 /// `None` when `pointer` does not exist.
 pub(crate) fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
     let mut doc = document.clone();
-    *doc.pointer_mut(pointer)? = Value::String(PLACEHOLDER.to_owned());
-    let text = serde_json::to_string(&doc).ok()?;
-    let marker = serde_json::to_string(PLACEHOLDER).ok()?;
-    let at = text.find(&marker)?;
-    let mut out = Vec::with_capacity(text.len() + raw.len());
-    out.extend_from_slice(&text.as_bytes()[..at]);
-    out.extend_from_slice(raw);
-    out.extend_from_slice(&text.as_bytes()[at + marker.len()..]);
-    Some(out)
+    // A marker string put in the value's place, found in the text and replaced. The
+    // document may hold the marker's text itself (a fixture's string can be anything):
+    // the first marker whose text occurs exactly once is the one put there.
+    for n in 0..64 {
+        let placeholder = format!("\u{0}airlock-splice-{n}\u{0}");
+        *doc.pointer_mut(pointer)? = Value::String(placeholder.clone());
+        let text = serde_json::to_string(&doc).ok()?;
+        let marker = serde_json::to_string(&placeholder).ok()?;
+        if text.matches(&marker).count() != 1 {
+            continue;
+        }
+        let at = text.find(&marker)?;
+        let mut out = Vec::with_capacity(text.len() + raw.len());
+        out.extend_from_slice(&text.as_bytes()[..at]);
+        out.extend_from_slice(raw);
+        out.extend_from_slice(&text.as_bytes()[at + marker.len()..]);
+        return Some(out);
+    }
+    None
 }
 
 /// The raw text of `object` with member `name` written twice: `first` then `second`
@@ -289,6 +296,26 @@ pub(crate) fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A document that holds a marker's text (or a string ending in a quote and the
+    /// marker) before the spliced value still gets the raw bytes in the value's place.
+    #[test]
+    fn a_splice_lands_in_its_place_whatever_the_document_holds() {
+        let doc = serde_json::json!({
+            "old": "\u{0}airlock-splice\u{0}",
+            "a": "\u{0}airlock-splice-0\u{0}",
+            "b": "x\"\u{0}airlock-splice-1\u{0}",
+            "c": [1],
+            "d": true
+        });
+        let mut zero = doc.clone();
+        zero["c"] = Value::from(0);
+        let expected = serde_json::to_string(&zero)
+            .unwrap()
+            .replace(r#""c":0,"#, r#""c":RAW,"#);
+        assert_eq!(splice(&doc, "/c", b"RAW").unwrap(), expected.as_bytes());
+        assert_eq!(splice(&doc, "/missing", b"RAW"), None);
+    }
 
     #[test]
     fn file_component_keeps_every_name_inside_the_folder_it_is_joined_to() {
