@@ -25,6 +25,7 @@ mod mcp_proxy;
 mod mcp_proxy_modes;
 mod mcp_proxy_raw;
 mod packaging;
+mod report_quotes;
 mod snippets;
 mod templates;
 mod util;

@@ -693,19 +693,6 @@ mod tests {
     use crate::base::subject::Subject;
     use std::path::Path;
 
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let path = entry.unwrap().path();
-            let target = to.join(path.file_name().unwrap());
-            if path.is_dir() {
-                copy_tree(&path, &target);
-            } else {
-                std::fs::copy(&path, &target).unwrap();
-            }
-        }
-    }
-
     fn held(cases: &[Case]) -> usize {
         cases
             .iter()
@@ -732,12 +719,13 @@ mod tests {
             "git_branch_head",
             "change_review",
         ] {
-            let dir = tmp.path().join("schemas").join(tool);
-            copy_tree(&root.join("schemas").join(tool), &dir);
-            copy_tree(
-                &root.join("corpora").join(tool),
-                &tmp.path().join("corpora").join(tool),
-            );
+            // A contract folder is flat; its corpus is read where it is.
+            let dir = tmp.path().join(tool);
+            std::fs::create_dir(&dir).unwrap();
+            for file in std::fs::read_dir(root.join("schemas").join(tool)).unwrap() {
+                let path = file.unwrap().path();
+                std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+            }
             let manifest = dir.join("contract.toml");
             let text = std::fs::read_to_string(&manifest).unwrap();
             let limit = text
@@ -746,9 +734,9 @@ mod tests {
                 .unwrap()
                 .to_owned();
             std::fs::write(&manifest, text.replace(&limit, "max_bytes = 1048576")).unwrap();
-            dirs.push(dir);
+            dirs.push((dir, root.join("corpora").join(tool)));
         }
-        let mcp = dirs[3].clone();
+        let mcp = dirs[3].0.clone();
         // An array and a bounded free string in structuredContent: their large cases
         // (array_edge, exact_limit#multibyte) are built inside the MCP message.
         let schema_file = mcp.join("v1.schema.json");
@@ -762,8 +750,8 @@ mod tests {
         let small = Subject::load(&root.join("schemas/review_status")).unwrap();
         let (_, later) = generate_later(small.guard.contract(), &small.corpus, 7, 40);
         assert!(later.0.is_empty());
-        for dir in dirs {
-            let subject = Subject::load(&dir).unwrap();
+        for (dir, corpus) in dirs {
+            let subject = Subject::load_with_corpus(&dir, Some(&corpus)).unwrap();
             let contract = subject.guard.contract();
             let eager = generate(contract, &subject.corpus, 7, 400);
             let (cases, later) = generate_later(contract, &subject.corpus, 7, 400);

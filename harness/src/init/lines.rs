@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::contract::{bindings, envelope, manifest, request_id_pattern, toml_string};
 use super::infer::infer;
-use super::learn::shape;
+use super::shape::shape;
 use super::{
     agent_fields, read_given, read_near_misses, review_fields, write_plan, Given, InitError,
     InitOptions, Plan, Scaffold, Written,

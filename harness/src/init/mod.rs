@@ -18,6 +18,7 @@ mod infer;
 mod learn;
 mod lines;
 mod names;
+mod shape;
 mod vendor;
 
 use airlock_guard::{
