@@ -144,6 +144,13 @@ fn io_error(path: &Path, source: std::io::Error) -> CorpusError {
 /// The largest request file read.
 pub const MAX_REQUEST_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The largest file read as one case: a fixture, a reproducer (`check --replay`), a fuzz
+/// input (`fuzz --replay`). A body is judged against at most `max_bytes + 1` of its bytes,
+/// and `max_bytes` is at most [`airlock_guard::MAX_BYTES_CEILING`] (64 MiB), so twice that
+/// holds the largest body that tests anything, base64-encoded in a reproducer too; a larger
+/// file, or an endless one (`/dev/zero`), is an error naming it, never read whole.
+pub const MAX_CASE_FILE_BYTES: u64 = 2 * airlock_guard::MAX_BYTES_CEILING;
+
 /// Read a file a user named, at most `limit` bytes: a longer file (or an endless device
 /// such as `/dev/zero`, whose size its metadata does not tell) is an error naming it,
 /// never read whole.
@@ -385,7 +392,17 @@ fn fixture(
     expect: Expect,
     default: &Request,
 ) -> Result<Fixture, CorpusError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+    let bytes = read_at_most(path, MAX_CASE_FILE_BYTES)
+        .map_err(|e| io_error(path, e))?
+        .ok_or_else(|| {
+            error(
+                path,
+                format!(
+                    "larger than {MAX_CASE_FILE_BYTES} bytes: a fixture is one response \
+                     body, and the guard reads at most 64 MiB of one"
+                ),
+            )
+        })?;
     let name = fixture_name(path);
     let override_path = path.with_file_name(format!("{name}.request.json"));
     let request = if override_path.exists() {

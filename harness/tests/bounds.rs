@@ -704,8 +704,8 @@ fn a_closed_stderr_never_changes_the_exit_code() {
 }
 
 /// A file the user names is read with a bound: `/dev/zero` (endless, size 0 in its
-/// metadata) as a baseline, an init sample, a near miss or a request is a clear error
-/// (exit 2), never the machine's memory.
+/// metadata) as a baseline, an init sample, a near miss, a request, a reproducer to replay
+/// or a fuzz input is a clear error (exit 2), never the machine's memory.
 #[test]
 fn user_named_inputs_are_read_with_a_bound() {
     let dir = tempfile::tempdir().unwrap();
@@ -737,6 +737,24 @@ fn user_named_inputs_are_read_with_a_bound() {
         init(&["--sample", "/dev/zero"]),
         init(&["--sample", &sample, "--near-miss", "/dev/zero"]),
         init(&["--sample", &sample, "--request", "/dev/zero"]),
+        ["check", "--replay", "/dev/zero"]
+            .map(str::to_owned)
+            .to_vec(),
+        ["fuzz", "--contract", &contract, "--replay", "/dev/zero"]
+            .map(str::to_owned)
+            .to_vec(),
+        [
+            "fuzz",
+            "--contract",
+            &contract,
+            "--for-adapter",
+            "--replay",
+            "/dev/zero",
+            "--artifacts",
+            &out,
+        ]
+        .map(str::to_owned)
+        .to_vec(),
     ];
     for args in runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -751,6 +769,29 @@ fn user_named_inputs_are_read_with_a_bound() {
         assert!(started.elapsed() < Duration::from_secs(60), "{args:?}");
     }
     assert!(!out_dir.join("schemas/t").exists());
+}
+
+/// A fixture is read with a bound too: a file of 128 MiB and a byte in `accepted/` (sparse: it costs
+/// the disk nothing) is an error naming it, not 128 MiB held per fixture and judged.
+#[test]
+fn a_fixture_larger_than_any_body_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = copy_shipped("review_status", dir.path());
+    let huge = dir.path().join("corpora/review_status/accepted/huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(airlock_harness::corpus::MAX_CASE_FILE_BYTES + 1)
+        .unwrap();
+    let out = airlock(
+        &["check", "--contract", &contract.display().to_string()],
+        b"",
+    );
+    let stderr = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("huge.json") && stderr.contains("larger than 134217728 bytes"),
+        "{stderr}"
+    );
 }
 
 /// A 2 KB schema whose nested `allOf`s repeat a `$ref` costs 2^N evaluations per value

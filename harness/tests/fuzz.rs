@@ -30,8 +30,8 @@ fn every_fixture_and_variant_keeps_the_invariants() {
     let fuzzer = fuzzer();
     let mut seen = 0;
     for body in fuzzer.seed_bodies() {
-        check_parse(body).unwrap();
-        fuzzer.check_admit(body).unwrap();
+        check_parse(&body).unwrap();
+        fuzzer.check_admit(&body).unwrap();
         seen += 1;
     }
     assert!(

@@ -327,7 +327,7 @@ fn multibyte_exact_limit(
     }
     // Padded with white space to exactly the limit and one byte past it: with far fewer
     // characters than bytes, which an adapter that measures the body in characters admits.
-    let bytes: std::rc::Rc<[u8]> = bytes.into();
+    let bytes: std::sync::Arc<[u8]> = bytes.into();
     let pad = |len: usize| super::padded(&bytes, len);
     b.push_later(
         "exact_limit",

@@ -15,7 +15,7 @@ pub(super) fn size_and_depth(b: &mut Builder<'_>, fixture: &Fixture, value: &Val
     let compact = serde_json::to_vec(value).unwrap_or_default();
     let max_bytes = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
     if compact.len() <= max_bytes && max_bytes < 64 * 1024 * 1024 {
-        let compact: std::rc::Rc<[u8]> = compact.into();
+        let compact: std::sync::Arc<[u8]> = compact.into();
         let pad = |len: usize| padded(&compact, len);
         b.push_later(
             "exact_limit",

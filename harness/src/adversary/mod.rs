@@ -174,7 +174,7 @@ impl Family<'_, '_, '_> {
         &mut self,
         location: &str,
         suffix: &str,
-        build: impl Fn() -> Vec<u8> + 'static,
+        build: impl Fn() -> Vec<u8> + Send + Sync + 'static,
         expect: Expectation,
     ) {
         let request = self.fixture.request.clone();
@@ -192,8 +192,8 @@ impl Family<'_, '_, '_> {
 }
 
 /// A body built when it is wanted: [`Builder::push_later`]'s cases (shared: a random
-/// chain that starts from one builds on it).
-type Later = std::rc::Rc<dyn Fn() -> Vec<u8>>;
+/// chain that starts from one builds on it, a fuzzer's seed is one).
+pub(crate) type Later = std::sync::Arc<dyn Fn() -> Vec<u8> + Send + Sync>;
 
 /// The bodies of cases [`generate_later`] left empty, built when their case runs: the
 /// bodies sized from `max_bytes` (padded to it and past it, arrays grown far past it).
@@ -209,7 +209,7 @@ impl LaterBodies {
     }
 
     /// How the body of case `id` is built, if it is one of these.
-    fn build_of(&self, id: &str) -> Option<Later> {
+    pub(crate) fn build_of(&self, id: &str) -> Option<Later> {
         self.0.get(id).cloned()
     }
 
@@ -348,7 +348,7 @@ impl<'a> Builder<'a> {
         location: &str,
         suffix: &str,
         request: &Request,
-        build: impl Fn() -> Vec<u8> + 'static,
+        build: impl Fn() -> Vec<u8> + Send + Sync + 'static,
         canaries: Vec<String>,
         expect: Expectation,
     ) {
@@ -369,9 +369,9 @@ impl<'a> Builder<'a> {
             Some(message) => {
                 let message = message.clone();
                 let build = move || mcp::wrap_raw(&message, &build());
-                (mcp::shift(location), std::rc::Rc::new(build))
+                (mcp::shift(location), std::sync::Arc::new(build))
             }
-            None => (location.to_owned(), std::rc::Rc::new(build)),
+            None => (location.to_owned(), std::sync::Arc::new(build)),
         };
         let pushed = self.cases.len();
         let body = Upstream::Body(Vec::new());
@@ -589,8 +589,11 @@ fn build(
 
 /// `bytes` padded with white space to `len`, built when wanted ([`Builder::push_later`]);
 /// the builds of one body share its bytes.
-fn padded(bytes: &std::rc::Rc<[u8]>, len: usize) -> impl Fn() -> Vec<u8> + 'static {
-    let bytes = std::rc::Rc::clone(bytes);
+fn padded(
+    bytes: &std::sync::Arc<[u8]>,
+    len: usize,
+) -> impl Fn() -> Vec<u8> + Send + Sync + 'static {
+    let bytes = std::sync::Arc::clone(bytes);
     move || {
         let mut padded = Vec::with_capacity(len.max(bytes.len()));
         padded.extend_from_slice(&bytes);
@@ -688,10 +691,39 @@ fn bind_along(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::base::subject::Subject;
     use std::path::Path;
+
+    /// A copy of the shipped contract `tool` in `tmp` with `max_bytes` at `limit`: its
+    /// folder (flat: the files are copied) and its corpus folder (read where it is).
+    pub(crate) fn at_limit(
+        tmp: &Path,
+        tool: &str,
+        limit: u64,
+    ) -> (std::path::PathBuf, std::path::PathBuf) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = tmp.join(tool);
+        std::fs::create_dir(&dir).unwrap();
+        for file in std::fs::read_dir(root.join("schemas").join(tool)).unwrap() {
+            let path = file.unwrap().path();
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+        let manifest = dir.join("contract.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("max_bytes = "))
+            .unwrap()
+            .to_owned();
+        std::fs::write(
+            &manifest,
+            text.replace(&line, &format!("max_bytes = {limit}")),
+        )
+        .unwrap();
+        (dir, root.join("corpora").join(tool))
+    }
 
     fn held(cases: &[Case]) -> usize {
         cases
@@ -719,22 +751,7 @@ mod tests {
             "git_branch_head",
             "change_review",
         ] {
-            // A contract folder is flat; its corpus is read where it is.
-            let dir = tmp.path().join(tool);
-            std::fs::create_dir(&dir).unwrap();
-            for file in std::fs::read_dir(root.join("schemas").join(tool)).unwrap() {
-                let path = file.unwrap().path();
-                std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-            }
-            let manifest = dir.join("contract.toml");
-            let text = std::fs::read_to_string(&manifest).unwrap();
-            let limit = text
-                .lines()
-                .find(|l| l.starts_with("max_bytes = "))
-                .unwrap()
-                .to_owned();
-            std::fs::write(&manifest, text.replace(&limit, "max_bytes = 1048576")).unwrap();
-            dirs.push((dir, root.join("corpora").join(tool)));
+            dirs.push(at_limit(tmp.path(), tool, 1 << 20));
         }
         let mcp = dirs[3].0.clone();
         // An array and a bounded free string in structuredContent: their large cases

@@ -67,13 +67,9 @@ pub enum SessionError {
         /// The file, as the second flag names it.
         path: PathBuf,
     },
-    /// The reproducer cannot be read.
-    ReadReproducer {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// The reproducer cannot be read, or is larger than any reproducer `check` writes
+    /// ([`MAX_CASE_FILE_BYTES`](crate::corpus::MAX_CASE_FILE_BYTES)).
+    ReadReproducer(crate::corpus::BoundedReadError),
     /// The file is not a reproducer.
     NotAReproducer {
         /// The file.
@@ -115,9 +111,7 @@ impl fmt::Display for SessionError {
                 "{first} and {second} both name {} (the same file): give each report its own file",
                 path.display()
             ),
-            SessionError::ReadReproducer { path, .. } => {
-                write!(f, "reading reproducer {}", path.display())
-            }
+            SessionError::ReadReproducer(e) => write!(f, "reading reproducer {e}"),
             SessionError::NotAReproducer { path, .. } => {
                 write!(f, "{} is not a reproducer", path.display())
             }
@@ -140,7 +134,6 @@ impl std::error::Error for SessionError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SessionError::Unwritable { source, .. }
-            | SessionError::ReadReproducer { source, .. }
             | SessionError::ReproducerFolder { source, .. } => Some(source),
             SessionError::NotAReproducer { source, .. } => Some(source),
             _ => None,
@@ -231,10 +224,12 @@ impl Session {
         path: &Path,
         warn: &mut dyn FnMut(&str),
     ) -> Result<Plan<'_>, SessionError> {
-        let text = std::fs::read(path).map_err(|source| SessionError::ReadReproducer {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::corpus::read_bounded(
+            path,
+            crate::corpus::MAX_CASE_FILE_BYTES,
+            "a reproducer holds one case (`airlock check` writes them)",
+        )
+        .map_err(SessionError::ReadReproducer)?;
         let reproducer: Reproducer =
             serde_json::from_slice(&text).map_err(|source| SessionError::NotAReproducer {
                 path: path.to_path_buf(),

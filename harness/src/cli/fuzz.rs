@@ -6,7 +6,7 @@ use airlock_harness::check::report::printable;
 use airlock_harness::fuzz::adapter::{write_finding, AdapterFuzzer};
 use airlock_harness::fuzz::{BlackBoxOptions, BlackBoxReport, FuzzOptions, Fuzzer, Target};
 use airlock_harness::{exec, ExecAdapter};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -330,7 +330,7 @@ fn print_black_box(args: &FuzzArgs, command: &str, report: BlackBoxReport) -> Re
 /// Write the case each adapter fuzz input in `files` decodes to as a reproducer.
 fn adapter_cases(fuzzer: &AdapterFuzzer, files: &[PathBuf], artifacts: &Path) -> Result<Exit> {
     for path in files {
-        let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let input = read_input(path)?;
         match fuzzer.write_case(artifacts, &input)? {
             Some(case) => outln!(
                 "{}: case written to {}\n  replay: airlock check --replay {} --adapter-cmd '<your adapter>'",
@@ -366,12 +366,22 @@ fn write_error(e: airlock_harness::WriteFileError) -> super::WriteError {
     }
 }
 
+/// A fuzz input the user named, read whole up to the bound of any case file: `/dev/zero`
+/// is an error, not an endless read; a pipe (`--replay <(…)`) is read to its end.
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    Ok(airlock_harness::corpus::read_bounded(
+        path,
+        airlock_harness::corpus::MAX_CASE_FILE_BYTES,
+        "a fuzz input is one body or one decoded case",
+    )?)
+}
+
 /// Judge files; the target comes from `--target`, else from the artifact's name
 /// (`admit-…`), else every target.
 fn replay(fuzzer: &Fuzzer, files: &[PathBuf], targets: &[Target]) -> Result<Exit> {
     let mut exit = Exit::Success;
     for path in files {
-        let input = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let input = read_input(path)?;
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let targets: Vec<Target> = if targets.is_empty() {
             Target::for_file(&name)

@@ -189,7 +189,18 @@ pub(super) struct Prepared {
 #[derive(Debug, Clone)]
 struct Seed {
     subject: usize,
+    /// The case; its body is [`Seed::body`]'s (left empty when built later).
     case: Case,
+    body: super::SeedBody,
+}
+
+impl Seed {
+    /// The case with its body, built when it is not held.
+    fn case(&self) -> Case {
+        let mut case = self.case.clone();
+        case.upstream = Upstream::Body(self.body.bytes().into_owned());
+        case
+    }
 }
 
 /// The contracts under fuzz, their seed cases and dictionary.
@@ -310,10 +321,18 @@ impl AdapterFuzzer {
         let mut seeds = Vec::new();
         for (i, subject) in subjects.iter().enumerate() {
             let tool = subject.guard.contract().tool().to_owned();
-            for mut case in adversary::generate(subject.guard.contract(), &subject.corpus, 0, 0) {
-                if matches!(case.upstream, Upstream::Body(_)) {
+            let (cases, later) =
+                adversary::generate_later(subject.guard.contract(), &subject.corpus, 0, 0);
+            for mut case in cases {
+                if let Some(body) = super::SeedBody::of(&case, &later) {
+                    // The body is held once, in `body`.
+                    case.upstream = Upstream::Body(Vec::new());
                     case.request.tool = Some(tool.clone());
-                    seeds.push(Seed { subject: i, case });
+                    seeds.push(Seed {
+                        subject: i,
+                        case,
+                        body,
+                    });
                 }
             }
         }
@@ -321,12 +340,13 @@ impl AdapterFuzzer {
             .iter()
             .enumerate()
             .filter(|(_, s)| {
-                let Upstream::Body(bytes) = &s.case.upstream else {
+                // As `Fuzzer::new`: a body built later is not judged at load.
+                if s.body.is_later() {
                     return false;
-                };
+                }
                 let guard = &subjects[s.subject].guard;
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    guard.admit(&s.case.request, bytes).is_admitted()
+                    guard.admit(&s.case.request, &s.body.bytes()).is_admitted()
                 }))
                 .unwrap_or(false)
             })
@@ -358,9 +378,14 @@ impl AdapterFuzzer {
         let Some(seed) = self.seeds.first() else {
             return Ok(());
         };
-        adapter
-            .answer(&seed.case.request, &seed.case.upstream)
-            .map(|_| ())
+        let case = seed.case();
+        adapter.answer(&case.request, &case.upstream).map(|_| ())
+    }
+
+    /// The bytes of the seeds' bodies held (not those built when used).
+    #[cfg(test)]
+    pub(super) fn held_bytes(&self) -> usize {
+        self.seeds.iter().map(|s| s.body.held_len()).sum()
     }
 
     /// Whether there is anything to fuzz from: a fixture or variant with a body.
@@ -419,11 +444,7 @@ impl AdapterFuzzer {
         let seed = self.seeds.get(index)?;
         let subject = &self.subjects[seed.subject];
         let mut case = seed.case.clone();
-        let Upstream::Body(mut bytes) =
-            std::mem::replace(&mut case.upstream, Upstream::Body(Vec::new()))
-        else {
-            return None;
-        };
+        let mut bytes = seed.body.bytes().into_owned();
         let lines = match subject.guard.contract().input() {
             InputKind::Lines(lines) => Some(lines.separator.as_str()),
             _ => None,
@@ -524,10 +545,7 @@ impl AdapterFuzzer {
             AdapterEdit::Byte(edit) => super::apply_edit(edit, bytes, &mut |from| {
                 self.seeds
                     .get(usize::from(from) % self.seeds.len().max(1))
-                    .and_then(|s| match &s.case.upstream {
-                        Upstream::Body(b) => Some(b.as_slice()),
-                        Upstream::Transport(_) => None,
-                    })
+                    .map(|s| s.body.bytes())
             }),
             AdapterEdit::SetParam { param, word: w } => {
                 let params = &mut case.request.params;

@@ -91,7 +91,7 @@ impl Fuzzer {
             return Ok(());
         };
         let (guard, _) = &self.guards[seed.guard];
-        let admission = guard.admit(&seed.request, &seed.bytes);
+        let admission = guard.admit(&seed.request, &seed.bytes.bytes());
         let reference = admission.agent();
         let original = answer_bytes(guard, reference);
         let (bytes, preserving) = apply_answer_edits(&original, &chain.edits);
@@ -305,7 +305,7 @@ mod tests {
             let chain = AnswerChain { base, edits };
             let seed = &fuzzer.seeds[usize::from(base)];
             let guard = &fuzzer.guards[seed.guard].0;
-            let reference = guard.admit(&seed.request, &seed.bytes);
+            let reference = guard.admit(&seed.request, &seed.bytes.bytes());
             let original = answer_bytes(guard, reference.agent());
             let (bytes, preserving) = apply_answer_edits(&original, &chain.edits);
             assert!(preserving && bytes.len() > original.len());

@@ -235,7 +235,63 @@ pub struct Chain {
 struct Seed {
     guard: usize,
     request: Request,
-    bytes: Vec<u8>,
+    bytes: SeedBody,
+}
+
+/// A seed's body: held, or, for a body sized from a large `max_bytes` (padded to the
+/// limit and past it, arrays grown far past it), built each time it is used, as `check`
+/// builds it when its case runs. With `max_bytes` at 8 MiB, what `mcp import` writes for
+/// an unbounded schema, each base has some 40 MiB of those: held, the nine contracts of
+/// the memory MCP server took 3.5 GB before the first input.
+#[derive(Clone)]
+pub(crate) enum SeedBody {
+    /// The bytes.
+    Held(Vec<u8>),
+    /// How to build them.
+    Later(adversary::Later),
+}
+
+impl SeedBody {
+    /// The body of `case` (an [`adversary::generate_later`] case): its bytes, or how
+    /// `later` builds them; `None` for a case with no body.
+    pub(crate) fn of(case: &crate::cases::Case, later: &adversary::LaterBodies) -> Option<Self> {
+        match (&case.upstream, later.build_of(&case.id)) {
+            (Upstream::Body(_), Some(build)) => Some(Self::Later(build)),
+            (Upstream::Body(bytes), None) => Some(Self::Held(bytes.clone())),
+            (Upstream::Transport(_), _) => None,
+        }
+    }
+
+    /// The bytes, built when they are not held.
+    pub(crate) fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            Self::Held(bytes) => std::borrow::Cow::Borrowed(bytes),
+            Self::Later(build) => std::borrow::Cow::Owned(build()),
+        }
+    }
+
+    /// Whether the bytes are built each time.
+    pub(crate) fn is_later(&self) -> bool {
+        matches!(self, Self::Later(_))
+    }
+
+    /// How many bytes it holds.
+    #[cfg(test)]
+    pub(crate) fn held_len(&self) -> usize {
+        match self {
+            Self::Held(bytes) => bytes.len(),
+            Self::Later(_) => 0,
+        }
+    }
+}
+
+impl fmt::Debug for SeedBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Held(bytes) => write!(f, "Held({} bytes)", bytes.len()),
+            Self::Later(_) => f.write_str("Later"),
+        }
+    }
 }
 
 /// The guards under fuzz and the seed bodies of the `mutate` target.
@@ -324,14 +380,17 @@ impl Fuzzer {
     }
 
     /// Fuzz the guards of `subjects`; the seeds are every fixture and the adversary's
-    /// deterministic variants with a body.
+    /// deterministic variants with a body (those sized from a large `max_bytes` built
+    /// when used: [`SeedBody`]).
     pub fn new(subjects: &[Subject]) -> Self {
         let mut guards = Vec::new();
         let mut seeds = Vec::new();
         for (i, subject) in subjects.iter().enumerate() {
             guards.push((subject.guard.clone(), subject.corpus.request.clone()));
-            for case in adversary::generate(subject.guard.contract(), &subject.corpus, 0, 0) {
-                if let Upstream::Body(bytes) = case.upstream {
+            let (cases, later) =
+                adversary::generate_later(subject.guard.contract(), &subject.corpus, 0, 0);
+            for case in cases {
+                if let Some(bytes) = SeedBody::of(&case, &later) {
                     seeds.push(Seed {
                         guard: i,
                         request: case.request,
@@ -344,11 +403,17 @@ impl Fuzzer {
             .iter()
             .enumerate()
             .filter(|(_, s)| {
+                // A body built later is never among them: judging each at load would
+                // build them all (seconds, gigabytes at a time before), and those sized at
+                // the limit and past it are not the neighbourhood of valid responses.
+                if s.bytes.is_later() {
+                    return false;
+                }
                 // A guard that panics here (a custom check) is the fuzz run's finding to
                 // report, not a reason to fail loading.
                 let guard = &guards[s.guard].0;
                 catch_unwind(AssertUnwindSafe(|| {
-                    guard.admit(&s.request, &s.bytes).is_admitted()
+                    guard.admit(&s.request, &s.bytes.bytes()).is_admitted()
                 }))
                 .unwrap_or(false)
             })
@@ -361,9 +426,10 @@ impl Fuzzer {
         }
     }
 
-    /// The seed bodies (for writing a cargo-fuzz corpus).
-    pub fn seed_bodies(&self) -> impl Iterator<Item = &[u8]> {
-        self.seeds.iter().map(|s| s.bytes.as_slice())
+    /// The seed bodies (for writing a cargo-fuzz corpus), each large one built when the
+    /// iterator reaches it.
+    pub fn seed_bodies(&self) -> impl Iterator<Item = std::borrow::Cow<'_, [u8]>> {
+        self.seeds.iter().map(|s| s.bytes.bytes())
     }
 
     /// The `admit` target: every guard, with its default request, on `bytes`.
@@ -385,13 +451,13 @@ impl Fuzzer {
             _ => base % self.seeds.len().max(1),
         };
         let seed = self.seeds.get(index)?;
-        let mut bytes = seed.bytes.clone();
+        let mut bytes = seed.bytes.bytes().into_owned();
         for edit in &chain.edits {
             apply_edit(edit, &mut bytes, &mut |from| {
                 Some(
                     self.seeds[usize::from(from) % self.seeds.len()]
                         .bytes
-                        .as_slice(),
+                        .bytes(),
                 )
             });
         }
@@ -550,8 +616,8 @@ impl Fuzzer {
         std::fs::create_dir_all(dir).map_err(WriteFileError::at(dir))?;
         let mut written = 0;
         for body in self.seed_bodies() {
-            let path = dir.join(&sha256_hex(body)[..16]);
-            std::fs::write(&path, body).map_err(WriteFileError::at(&path))?;
+            let path = dir.join(&sha256_hex(&body)[..16]);
+            std::fs::write(&path, &body).map_err(WriteFileError::at(&path))?;
             written += 1;
         }
         Ok(written)
@@ -604,7 +670,7 @@ pub fn artifact_path(dir: &Path, finding: &InvariantFinding) -> PathBuf {
 pub(crate) fn apply_edit<'a>(
     edit: &Edit,
     bytes: &mut Vec<u8>,
-    other: &mut dyn FnMut(u16) -> Option<&'a [u8]>,
+    other: &mut dyn FnMut(u16) -> Option<std::borrow::Cow<'a, [u8]>>,
 ) {
     let at = |pos: u16, len: usize| usize::from(pos) % (len + 1);
     match *edit {
@@ -715,6 +781,53 @@ mod tests {
             check(lines.input(), body, &[other]),
             Err("agent_value_not_from_the_mapping")
         );
+    }
+
+    /// Both fuzzers keep a seed sized from a large `max_bytes` as how to build it, not as
+    /// its bytes (contracts at 1 MiB: a tenth of the bytes held at most; at 8 MiB, the
+    /// nine contracts of the memory MCP server held 3.5 GB before), and build exactly the
+    /// bodies of the adversary's cases, in order.
+    #[test]
+    fn seeds_sized_from_a_large_limit_are_built_when_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let subjects: Vec<Subject> = ["review_status", "change_review"]
+            .iter()
+            .map(|tool| {
+                let (dir, corpus) = crate::adversary::tests::at_limit(tmp.path(), tool, 1 << 20);
+                Subject::load_with_corpus(&dir, Some(&corpus)).unwrap()
+            })
+            .collect();
+        let eager: Vec<Vec<u8>> = subjects
+            .iter()
+            .flat_map(|s| adversary::generate(s.guard.contract(), &s.corpus, 0, 0))
+            .filter_map(|case| match case.upstream {
+                Upstream::Body(bytes) => Some(bytes),
+                Upstream::Transport(_) => None,
+            })
+            .collect();
+        let all: usize = eager.iter().map(Vec::len).sum();
+        assert!(all > 20 << 20, "{all} bytes in all");
+
+        let fuzzer = Fuzzer::new(&subjects);
+        let held: usize = fuzzer.seeds.iter().map(|s| s.bytes.held_len()).sum();
+        assert!(held < all / 10, "Fuzzer: {held} of {all} bytes held");
+        let built: Vec<Vec<u8>> = fuzzer.seed_bodies().map(|b| b.into_owned()).collect();
+        assert_eq!(built.len(), eager.len());
+        assert!(built == eager, "Fuzzer: a seed built differs");
+
+        let adapter = adapter::AdapterFuzzer::new(subjects);
+        let held = adapter.held_bytes();
+        assert!(held < all / 10, "AdapterFuzzer: {held} of {all} bytes held");
+        // Seed input `2 i + 1` (no edits) is seed `i`'s case.
+        let inputs = adapter.seed_inputs();
+        assert_eq!(inputs.len(), eager.len());
+        for (input, body) in inputs.iter().zip(&eager) {
+            let (_, case) = adapter.case(input).unwrap();
+            let Upstream::Body(bytes) = &case.upstream else {
+                panic!("{}: no body", case.id);
+            };
+            assert!(bytes == body, "AdapterFuzzer: seed {input:?} differs");
+        }
     }
 
     #[test]
