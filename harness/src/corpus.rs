@@ -357,7 +357,20 @@ fn historical_fixtures(
     request: &Request,
 ) -> Result<Vec<Fixture>, CorpusError> {
     let expect_path = dir.join("expect.toml");
-    let text = std::fs::read_to_string(&expect_path).map_err(|e| io_error(&expect_path, e))?;
+    let bytes = read_at_most(&expect_path, MAX_REQUEST_BYTES)
+        .map_err(|e| io_error(&expect_path, e))?
+        .ok_or_else(|| {
+            error(
+                &expect_path,
+                format!("larger than {MAX_REQUEST_BYTES} bytes: it lists the fixtures beside it"),
+            )
+        })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        io_error(
+            &expect_path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })?;
     let mut expect: BTreeMap<String, Expect> =
         toml::from_str(&text).map_err(|e| error(&expect_path, e.to_string().trim_end()))?;
     let mut out = Vec::new();

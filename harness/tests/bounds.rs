@@ -704,8 +704,8 @@ fn a_closed_stderr_never_changes_the_exit_code() {
 }
 
 /// A file the user names is read with a bound: `/dev/zero` (endless, size 0 in its
-/// metadata) as a baseline, an init sample, a near miss, a request, a reproducer to replay
-/// or a fuzz input is a clear error (exit 2), never the machine's memory.
+/// metadata) as a baseline, an init sample, a near miss, a request, a reproducer to replay,
+/// a fuzz input or a schema file is a clear error (exit 2), never the machine's memory.
 #[test]
 fn user_named_inputs_are_read_with_a_bound() {
     let dir = tempfile::tempdir().unwrap();
@@ -740,6 +740,12 @@ fn user_named_inputs_are_read_with_a_bound() {
         ["check", "--replay", "/dev/zero"]
             .map(str::to_owned)
             .to_vec(),
+        ["validate", "--schema", "/dev/zero", &sample]
+            .map(str::to_owned)
+            .to_vec(),
+        ["certify", "/dev/zero", "/dev/zero"]
+            .map(str::to_owned)
+            .to_vec(),
         ["fuzz", "--contract", &contract, "--replay", "/dev/zero"]
             .map(str::to_owned)
             .to_vec(),
@@ -772,7 +778,8 @@ fn user_named_inputs_are_read_with_a_bound() {
 }
 
 /// A fixture is read with a bound too: a file of 128 MiB and a byte in `accepted/` (sparse: it costs
-/// the disk nothing) is an error naming it, not 128 MiB held per fixture and judged.
+/// the disk nothing) is an error naming it, not 128 MiB held per fixture and judged; so is
+/// an `expect.toml` of more than 16 MiB.
 #[test]
 fn a_fixture_larger_than_any_body_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -786,11 +793,35 @@ fn a_fixture_larger_than_any_body_is_an_error_naming_it() {
         &["check", "--contract", &contract.display().to_string()],
         b"",
     );
-    let stderr = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(
-        stderr.contains("huge.json") && stderr.contains("larger than 134217728 bytes"),
-        "{stderr}"
+        text.contains("huge.json") && text.contains("larger than 134217728 bytes"),
+        "{text}"
+    );
+    // And a historical folder's expect.toml.
+    std::fs::remove_file(&huge).unwrap();
+    let history = dir.path().join("corpora/review_status/historical");
+    let version = std::fs::read_dir(&history)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(version.path().join("expect.toml"))
+        .unwrap()
+        .set_len(airlock_harness::corpus::MAX_REQUEST_BYTES + 1)
+        .unwrap();
+    let out = airlock(
+        &["check", "--contract", &contract.display().to_string()],
+        b"",
+    );
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("expect.toml") && text.contains("larger than 16777216 bytes"),
+        "{text}"
     );
 }
 

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use crate::checks::{parse_duration, CheckSpec};
 use crate::input::InputKind;
-use crate::limits::{Limits, MAX_BYTES_CEILING, MAX_DEPTH_CEILING};
+use crate::limits::{
+    read_limited, Limits, ReadError, MAX_BYTES_CEILING, MAX_CONTRACT_FILE_BYTES, MAX_DEPTH_CEILING,
+};
 use crate::mcp::McpInput;
 use crate::names::is_plain_name;
 use crate::parse::parse;
@@ -690,9 +692,25 @@ fn retry_policy(retry: &RetryManifest) -> Result<RetryPolicy, ContractError> {
 /// A [`ContractError`] for an unreadable file, a file that is not strict JSON, a schema
 /// that does not compile, or a referenced sibling that is a link or not strict JSON.
 pub fn load_schema_file(path: &Path) -> Result<CompiledSchema, ContractError> {
-    let source = std::fs::read(path).map_err(|error| ContractError::Io {
+    // The file the user named: a link to it is followed, a pipe read to its end; but no
+    // more of it than a contract's file may hold (`/dev/zero` is an error, not an endless
+    // read).
+    let io = |error| ContractError::Io {
         path: path.to_path_buf(),
         error,
+    };
+    let source = std::fs::File::open(path).map_err(io).and_then(|file| {
+        match read_limited(file, MAX_CONTRACT_FILE_BYTES) {
+            Ok(bytes) => Ok(bytes),
+            Err(ReadError::Io(error)) => Err(io(error)),
+            Err(ReadError::TooLarge { .. }) => Err(ContractError::Resource {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "is larger than {MAX_CONTRACT_FILE_BYTES} bytes (MAX_CONTRACT_FILE_BYTES), \
+                     the most a schema file may hold"
+                ),
+            }),
+        }
     })?;
     let document = parse(&source, SCHEMA_MAX_DEPTH).map_err(|error| ContractError::SchemaJson {
         path: path.to_path_buf(),
