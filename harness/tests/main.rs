@@ -24,6 +24,7 @@ mod mcp_import;
 mod mcp_proxy;
 mod mcp_proxy_modes;
 mod mcp_proxy_raw;
+mod named_files;
 mod packaging;
 mod report_quotes;
 mod snippets;
