@@ -545,7 +545,7 @@ impl AdapterFuzzer {
             AdapterEdit::Byte(edit) => super::apply_edit(edit, bytes, &mut |from| {
                 self.seeds
                     .get(usize::from(from) % self.seeds.len().max(1))
-                    .map(|s| s.body.bytes())
+                    .map(|s| s.body.splice_source())
             }),
             AdapterEdit::SetParam { param, word: w } => {
                 let params = &mut case.request.params;

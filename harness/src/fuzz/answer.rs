@@ -91,8 +91,19 @@ impl Fuzzer {
             return Ok(());
         };
         let (guard, _) = &self.guards[seed.guard];
-        let admission = guard.admit(&seed.request, &seed.bytes.bytes());
-        let reference = admission.agent();
+        let admission;
+        let reference = if seed.bytes.is_later() {
+            // Built and judged once: megabytes, where the reference is its projection.
+            seed.reference.get_or_init(|| {
+                guard
+                    .admit(&seed.request, &seed.bytes.bytes())
+                    .agent()
+                    .clone()
+            })
+        } else {
+            admission = guard.admit(&seed.request, &seed.bytes.bytes());
+            admission.agent()
+        };
         let original = answer_bytes(guard, reference);
         let (bytes, preserving) = apply_answer_edits(&original, &chain.edits);
         let findings = judge(

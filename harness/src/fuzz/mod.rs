@@ -44,9 +44,10 @@ use std::time::{Duration, Instant};
 use crate::adversary;
 use crate::base::error::{CheckError, WriteFileError};
 use crate::base::subject::Subject;
-use crate::cases::{structural_boundaries, Rng, Upstream};
+use crate::cases::{structural_boundaries, Rng};
 
 pub use answer::{AnswerChain, AnswerEdit, ANSWER_CANARY};
+pub(crate) use seeds::SeedBody;
 
 /// The depth the `parse` target parses at: below `serde_json`'s own limit of 128, so a
 /// depth rejection is always ours and documented.
@@ -149,6 +150,7 @@ mod answer;
 mod black_box;
 mod dictionary;
 mod invariants;
+mod seeds;
 mod spans;
 
 pub use black_box::{BlackBoxOptions, BlackBoxProgress, BlackBoxReport};
@@ -236,62 +238,9 @@ struct Seed {
     guard: usize,
     request: Request,
     bytes: SeedBody,
-}
-
-/// A seed's body: held, or, for a body sized from a large `max_bytes` (padded to the
-/// limit and past it, arrays grown far past it), built each time it is used, as `check`
-/// builds it when its case runs. With `max_bytes` at 8 MiB, what `mcp import` writes for
-/// an unbounded schema, each base has some 40 MiB of those: held, the nine contracts of
-/// the memory MCP server took 3.5 GB before the first input.
-#[derive(Clone)]
-pub(crate) enum SeedBody {
-    /// The bytes.
-    Held(Vec<u8>),
-    /// How to build them.
-    Later(adversary::Later),
-}
-
-impl SeedBody {
-    /// The body of `case` (an [`adversary::generate_later`] case): its bytes, or how
-    /// `later` builds them; `None` for a case with no body.
-    pub(crate) fn of(case: &crate::cases::Case, later: &adversary::LaterBodies) -> Option<Self> {
-        match (&case.upstream, later.build_of(&case.id)) {
-            (Upstream::Body(_), Some(build)) => Some(Self::Later(build)),
-            (Upstream::Body(bytes), None) => Some(Self::Held(bytes.clone())),
-            (Upstream::Transport(_), _) => None,
-        }
-    }
-
-    /// The bytes, built when they are not held.
-    pub(crate) fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
-        match self {
-            Self::Held(bytes) => std::borrow::Cow::Borrowed(bytes),
-            Self::Later(build) => std::borrow::Cow::Owned(build()),
-        }
-    }
-
-    /// Whether the bytes are built each time.
-    pub(crate) fn is_later(&self) -> bool {
-        matches!(self, Self::Later(_))
-    }
-
-    /// How many bytes it holds.
-    #[cfg(test)]
-    pub(crate) fn held_len(&self) -> usize {
-        match self {
-            Self::Held(bytes) => bytes.len(),
-            Self::Later(_) => 0,
-        }
-    }
-}
-
-impl fmt::Debug for SeedBody {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Held(bytes) => write!(f, "Held({} bytes)", bytes.len()),
-            Self::Later(_) => f.write_str("Later"),
-        }
-    }
+    /// For a body built later: its guard's agent value, found the first time the
+    /// `answer` target asks (the target reads nothing else of the body).
+    reference: std::sync::OnceLock<airlock_guard::AgentValue>,
 }
 
 /// The guards under fuzz and the seed bodies of the `mutate` target.
@@ -395,6 +344,7 @@ impl Fuzzer {
                         guard: i,
                         request: case.request,
                         bytes,
+                        reference: std::sync::OnceLock::new(),
                     });
                 }
             }
@@ -457,7 +407,7 @@ impl Fuzzer {
                 Some(
                     self.seeds[usize::from(from) % self.seeds.len()]
                         .bytes
-                        .bytes(),
+                        .splice_source(),
                 )
             });
         }
@@ -670,7 +620,7 @@ pub fn artifact_path(dir: &Path, finding: &InvariantFinding) -> PathBuf {
 pub(crate) fn apply_edit<'a>(
     edit: &Edit,
     bytes: &mut Vec<u8>,
-    other: &mut dyn FnMut(u16) -> Option<std::borrow::Cow<'a, [u8]>>,
+    other: &mut dyn FnMut(u16) -> Option<&'a [u8]>,
 ) {
     let at = |pos: u16, len: usize| usize::from(pos) % (len + 1);
     match *edit {
@@ -723,7 +673,9 @@ pub(crate) fn apply_edit<'a>(
 #[cfg(test)]
 mod tests {
     use super::invariants::mapped_only;
+    use super::seeds::SPLICE_REACH;
     use super::*;
+    use crate::cases::Upstream;
 
     #[test]
     fn agent_data_not_from_the_mapping_is_a_violation() {
@@ -785,7 +737,7 @@ mod tests {
 
     /// Both fuzzers keep a seed sized from a large `max_bytes` as how to build it, not as
     /// its bytes (contracts at 1 MiB: a tenth of the bytes held at most; at 8 MiB, the
-    /// nine contracts of the memory MCP server held 3.5 GB before), and build exactly the
+    /// nine contracts of the memory MCP server held 3.9 GB before), and build exactly the
     /// bodies of the adversary's cases, in order.
     #[test]
     fn seeds_sized_from_a_large_limit_are_built_when_used() {
@@ -814,6 +766,47 @@ mod tests {
         let built: Vec<Vec<u8>> = fuzzer.seed_bodies().map(|b| b.into_owned()).collect();
         assert_eq!(built.len(), eager.len());
         assert!(built == eager, "Fuzzer: a seed built differs");
+        // A splice from a seed built later reads the start kept of it: the bytes the whole
+        // body gives, at the farthest offset and length too.
+        let later: Vec<_> = fuzzer
+            .seeds
+            .iter()
+            .zip(&eager)
+            .filter(|(s, _)| s.bytes.is_later())
+            .collect();
+        assert!(!later.is_empty());
+        for (seed, whole) in later {
+            assert!(whole.len() > SPLICE_REACH);
+            for (at, len) in [(0, 255), (u16::MAX, u8::MAX), (40_000, 7), (u16::MAX, 0)] {
+                let edit = Edit::Splice {
+                    from: 0,
+                    at,
+                    len,
+                    to: 1,
+                };
+                let (mut a, mut b) = (b"{}".to_vec(), b"{}".to_vec());
+                apply_edit(&edit, &mut a, &mut |_| Some(whole.as_slice()));
+                apply_edit(&edit, &mut b, &mut |_| Some(seed.bytes.splice_source()));
+                assert_eq!(a, b, "at {at}, len {len}");
+            }
+            assert_eq!(seed.bytes.held_len(), SPLICE_REACH);
+        }
+
+        // The answer target judges a seed built later once and keeps its agent value.
+        let index = fuzzer
+            .seeds
+            .iter()
+            .position(|s| s.bytes.is_later())
+            .unwrap();
+        let input = u16::try_from(index).unwrap().to_le_bytes();
+        let chain = AnswerChain::arbitrary_take_rest(Unstructured::new(&input)).unwrap();
+        assert_eq!(usize::from(chain.base), index);
+        fuzzer.check_answer(&input).unwrap();
+        let seed = &fuzzer.seeds[index];
+        let judged = fuzzer.guards[seed.guard]
+            .0
+            .admit(&seed.request, &seed.bytes.bytes());
+        assert_eq!(seed.reference.get(), Some(judged.agent()));
 
         let adapter = adapter::AdapterFuzzer::new(subjects);
         let held = adapter.held_bytes();
