@@ -201,10 +201,13 @@ pub(crate) fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<
         *doc.pointer_mut(pointer)? = Value::String(placeholder.clone());
         let text = serde_json::to_string(&doc).ok()?;
         let marker = serde_json::to_string(&placeholder).ok()?;
-        if text.matches(&marker).count() != 1 {
+        // The first occurrence, and no other after it.
+        let Some(at) = text.find(&marker) else {
+            continue;
+        };
+        if text[at + marker.len()..].contains(&marker) {
             continue;
         }
-        let at = text.find(&marker)?;
         let mut out = Vec::with_capacity(text.len() + raw.len());
         out.extend_from_slice(&text.as_bytes()[..at]);
         out.extend_from_slice(raw);

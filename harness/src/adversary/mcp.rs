@@ -49,13 +49,13 @@ pub(super) fn response(request: &Request, structured: &Value) -> Value {
 /// its structuredContent, and the same text in every text block.
 pub(super) fn wrap_raw(message: &Value, raw: &[u8]) -> Vec<u8> {
     let mut m = message.clone();
-    let text = String::from_utf8_lossy(raw).into_owned();
+    let text = String::from_utf8_lossy(raw);
     if let Some(Value::Array(blocks)) = m.pointer_mut("/result/content") {
         for block in blocks
             .iter_mut()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         {
-            block["text"] = Value::String(text.clone());
+            block["text"] = Value::String(text.clone().into_owned());
         }
     }
     splice(&m, STRUCTURED_CONTENT, raw)

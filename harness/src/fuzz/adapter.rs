@@ -324,9 +324,8 @@ impl AdapterFuzzer {
             let (cases, later) =
                 adversary::generate_later(subject.guard.contract(), &subject.corpus, 0, 0);
             for mut case in cases {
-                if let Some(body) = super::SeedBody::of(&case, &later) {
-                    // The body is held once, in `body`.
-                    case.upstream = Upstream::Body(Vec::new());
+                // The body is held once, in `body`.
+                if let Some(body) = super::SeedBody::take(&mut case, &later) {
                     case.request.tool = Some(tool.clone());
                     seeds.push(Seed {
                         subject: i,

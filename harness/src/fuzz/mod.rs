@@ -338,8 +338,8 @@ impl Fuzzer {
             guards.push((subject.guard.clone(), subject.corpus.request.clone()));
             let (cases, later) =
                 adversary::generate_later(subject.guard.contract(), &subject.corpus, 0, 0);
-            for case in cases {
-                if let Some(bytes) = SeedBody::of(&case, &later) {
+            for mut case in cases {
+                if let Some(bytes) = SeedBody::take(&mut case, &later) {
                     seeds.push(Seed {
                         guard: i,
                         request: case.request,

@@ -28,14 +28,18 @@ pub(crate) enum SeedBody {
 pub(super) const SPLICE_REACH: usize = u16::MAX as usize + u8::MAX as usize;
 
 impl SeedBody {
-    /// The body of `case` (an [`adversary::generate_later`] case): its bytes, or how
-    /// `later` builds them; `None` for a case with no body.
-    pub(crate) fn of(case: &Case, later: &adversary::LaterBodies) -> Option<Self> {
-        match (&case.upstream, later.build_of(&case.id)) {
-            (Upstream::Body(_), Some(build)) => Some(Self::Later(build, OnceLock::new())),
-            (Upstream::Body(bytes), None) => Some(Self::Held(bytes.clone())),
-            (Upstream::Transport(_), _) => None,
-        }
+    /// The body of `case` (an [`adversary::generate_later`] case), taken out of it (its
+    /// body is left empty): its bytes, or how `later` builds them; `None` for a case with
+    /// no body.
+    pub(crate) fn take(case: &mut Case, later: &adversary::LaterBodies) -> Option<Self> {
+        let Upstream::Body(bytes) = &mut case.upstream else {
+            return None;
+        };
+        let bytes = std::mem::take(bytes);
+        Some(match later.build_of(&case.id) {
+            Some(build) => Self::Later(build, OnceLock::new()),
+            None => Self::Held(bytes),
+        })
     }
 
     /// The bytes, built when they are not held.
@@ -46,9 +50,10 @@ impl SeedBody {
         }
     }
 
-    /// What an [`Edit::Splice`](super::Edit::Splice) reads of it: all of a held body; of one built later, its
-    /// first [`SPLICE_REACH`] bytes, built once and kept (64 KiB, where the whole is
-    /// megabytes: a splice from it then costs what one from a held body does).
+    /// What an [`Edit::Splice`](super::Edit::Splice) reads of it: all of a held body; of
+    /// one built later, its first [`SPLICE_REACH`] bytes, built once and kept (64 KiB,
+    /// where the whole is megabytes: a splice from it then costs what one from a held body
+    /// does).
     pub(crate) fn splice_source(&self) -> &[u8] {
         match self {
             Self::Held(bytes) => bytes,
