@@ -159,7 +159,7 @@ impl Report {
         let mut written = 0;
         for c in &self.contracts {
             for kept in &c.kept {
-                let mut reproducer = kept.reproducer.clone();
+                let mut reproducer = kept.reproducer();
                 // An absolute contract folder: the reproducer replays from anywhere.
                 if let Ok(absolute) = reproducer.contract.canonicalize() {
                     reproducer.contract = absolute;

@@ -406,6 +406,7 @@ pub(crate) fn run_cases(
                 reference,
                 first_finding,
                 kind,
+                later: later.build_of(&case.id),
             };
             reproduce(
                 subject,
@@ -518,6 +519,8 @@ struct Unreproduced<'a> {
     first_finding: usize,
     /// The kind of that finding.
     kind: Option<FindingKind>,
+    /// How its body is built, when it is one built later.
+    later: Option<adversary::Later>,
 }
 
 /// Shrink a case with findings and write its reproducer, within the caps; its findings
@@ -537,6 +540,7 @@ fn reproduce(
         reference,
         first_finding,
         kind,
+        ref later,
     } = *pending;
     // Past the cap (per class and kind) a finding gets no reproducer, and no shrinking
     // either. A run without a reproducer folder keeps those within the cap in the report
@@ -577,6 +581,11 @@ fn reproduce(
         let contract = subject.guard.contract();
         let mut kept_case = written.clone();
         kept_case.request = request.clone();
+        // A large body that was not shrunk is built again when it is written, not held.
+        let rebuild = later.clone().filter(|_| minimal.is_none());
+        if rebuild.is_some() {
+            kept_case.upstream = Upstream::Body(Vec::new());
+        }
         let body_len = |c: &Case| match &c.upstream {
             Upstream::Body(bytes) => bytes.len(),
             Upstream::Transport(_) => 0,
@@ -603,6 +612,7 @@ fn reproduce(
                 seed: options.seed,
                 case: kept_case,
             },
+            rebuild: rebuild.map(reproduce::Rebuild),
         });
     }
     for finding in &mut report.findings[first_finding..] {

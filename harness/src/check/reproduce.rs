@@ -28,12 +28,38 @@ pub struct Reproducer {
 /// shrunk case beside the file it replayed.
 #[derive(Debug, Clone)]
 pub(crate) struct Kept {
-    /// The case as a reproducer file holds it (shrunk when it could be).
+    /// The case as a reproducer file holds it (shrunk when it could be); its body left
+    /// empty when `rebuild` builds it.
     pub reproducer: Reproducer,
     /// The contract's tool (the reproducer's subfolder).
     pub tool: String,
     /// What the shrunk case drew, when the case was shrunk.
     pub shrunk: Option<ShrunkAnswer>,
+    /// For a body sized from a large `max_bytes` that was not shrunk: how to build it
+    /// again when the reproducer is written, instead of holding megabytes per kept case
+    /// for the whole run.
+    pub rebuild: Option<Rebuild>,
+}
+
+impl Kept {
+    /// The reproducer to write, its body built when it is not held.
+    pub(crate) fn reproducer(&self) -> Reproducer {
+        let mut reproducer = self.reproducer.clone();
+        if let Some(Rebuild(build)) = &self.rebuild {
+            reproducer.case.upstream = Upstream::Body(build());
+        }
+        reproducer
+    }
+}
+
+/// How a kept case's body is built ([`crate::adversary::generate_later`]'s builder).
+#[derive(Clone)]
+pub(crate) struct Rebuild(pub crate::adversary::Later);
+
+impl fmt::Debug for Rebuild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Rebuild")
+    }
 }
 
 /// The reference's value, the adapter's answer and the findings of a shrunk case.
@@ -292,6 +318,58 @@ mod tests {
                 !stem.contains('/') && !stem.starts_with('.'),
                 "{id:?} -> {stem}"
             );
+        }
+    }
+
+    /// A run without a reproducer folder keeps a large case it cannot shrink as how to
+    /// build its body, and writes the body whole: an adapter that admits bodies past a
+    /// 1 MiB limit (the guard of the same contract at 4 MiB) fails the oversize cases,
+    /// which no smaller body keeps failing; the kept cases hold none of those bodies, the
+    /// reproducers written hold exactly the bodies the adversary generates.
+    #[test]
+    fn a_kept_large_case_is_built_again_when_written() {
+        use crate::adapter::GuardAdapter;
+        use crate::adversary::tests::at_limit;
+        use airlock_guard::{Contract, Guard};
+        let (reference, adapter) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (dir, corpus) = at_limit(reference.path(), "review_status", 1 << 20);
+        let subject = Subject::load_with_corpus(&dir, Some(&corpus)).unwrap();
+        let (lenient, _) = at_limit(adapter.path(), "review_status", 4 << 20);
+        let mut adapter = GuardAdapter::new([Guard::new(Contract::load(&lenient).unwrap())]);
+        let options = CheckOptions {
+            random_cases: 0,
+            ..CheckOptions::default()
+        };
+        let generated =
+            crate::adversary::generate(subject.guard.contract(), &subject.corpus, options.seed, 0);
+        let report = super::super::run(
+            std::slice::from_ref(&subject),
+            &options,
+            &mut adapter,
+            &mut |_| {},
+        )
+        .unwrap();
+        let kept = &report.contracts[0].kept;
+        let rebuilt: Vec<&Kept> = kept.iter().filter(|k| k.rebuild.is_some()).collect();
+        assert!(
+            rebuilt
+                .iter()
+                .any(|k| k.reproducer.case.class == "oversize"),
+            "{:?}",
+            kept.iter()
+                .map(|k| &k.reproducer.case.id)
+                .collect::<Vec<_>>()
+        );
+        for k in rebuilt {
+            assert_eq!(k.reproducer.case.upstream, Upstream::Body(Vec::new()));
+            let written = k.reproducer();
+            let original = generated.iter().find(|c| c.id == written.case.id).unwrap();
+            assert!(
+                written.case.upstream == original.upstream,
+                "{}",
+                written.case.id
+            );
+            assert!(matches!(&written.case.upstream, Upstream::Body(b) if b.len() > 1 << 20));
         }
     }
 }
