@@ -284,9 +284,11 @@ fn validate_with_a_broken_schema_exits_2() {
         b"",
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("invalid schema"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("invalid schema"), "{stderr}");
+    // The error names the schema file once, not once per layer that saw it.
+    let named = schema.to_str().unwrap();
+    assert_eq!(stderr.matches(named).count(), 1, "{stderr}");
 }
 
 #[test]

@@ -40,8 +40,8 @@ pub fn run(args: ValidateArgs) -> Result<Exit> {
         max_bytes: args.max_bytes,
         max_depth: args.max_depth,
     };
-    let validation = Validation::new(&options)
-        .with_context(|| format!("loading schema {}", options.schema.display()))?;
+    // The error names the schema file itself.
+    let validation = Validation::new(&options).context("loading the schema")?;
     let mut exit = Exit::Success;
     for path in &args.instances {
         let verdict = validation.instance(path);
