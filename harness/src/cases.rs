@@ -191,30 +191,71 @@ fn walk(value: &Value, at: String, f: &mut dyn FnMut(&str, &Value)) {
 /// Serialise `document` with the value at `pointer` replaced by the raw bytes `raw`
 /// (which need not be valid JSON: duplicates, invalid UTF-8, lone surrogates …).
 /// `None` when `pointer` does not exist.
+///
+/// Written as `serde_json` writes a compact document, walking down the pointer: the
+/// document is neither copied nor searched (a large MCP message was cloned and its text
+/// scanned for a marker).
 pub(crate) fn splice(document: &Value, pointer: &str, raw: &[u8]) -> Option<Vec<u8>> {
-    let mut doc = document.clone();
-    // A marker string put in the value's place, found in the text and replaced. The
-    // document may hold the marker's text itself (a fixture's string can be anything):
-    // the first marker whose text occurs exactly once is the one put there.
-    for n in 0..64 {
-        let placeholder = format!("\u{0}airlock-splice-{n}\u{0}");
-        *doc.pointer_mut(pointer)? = Value::String(placeholder.clone());
-        let text = serde_json::to_string(&doc).ok()?;
-        let marker = serde_json::to_string(&placeholder).ok()?;
-        // The first occurrence, and no other after it.
-        let Some(at) = text.find(&marker) else {
-            continue;
-        };
-        if text[at + marker.len()..].contains(&marker) {
-            continue;
-        }
-        let mut out = Vec::with_capacity(text.len() + raw.len());
-        out.extend_from_slice(&text.as_bytes()[..at]);
+    let path: Vec<String> = match pointer {
+        "" => Vec::new(),
+        _ => pointer
+            .strip_prefix('/')?
+            .split('/')
+            .map(|token| token.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    };
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    write_spliced(&mut out, document, &path, raw)?;
+    Some(out)
+}
+
+/// Write `value` into `out` with the value at `path` (below it) replaced by `raw`.
+fn write_spliced(out: &mut Vec<u8>, value: &Value, path: &[String], raw: &[u8]) -> Option<()> {
+    let Some((token, rest)) = path.split_first() else {
         out.extend_from_slice(raw);
-        out.extend_from_slice(&text.as_bytes()[at + marker.len()..]);
-        return Some(out);
+        return Some(());
+    };
+    match value {
+        Value::Object(map) => {
+            map.get(token)?;
+            out.push(b'{');
+            for (i, (name, member)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, name).ok()?;
+                out.push(b':');
+                if name == token {
+                    write_spliced(out, member, rest, raw)?;
+                } else {
+                    serde_json::to_writer(&mut *out, member).ok()?;
+                }
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            // As `Value::pointer` reads an index: decimal digits, no sign, no leading zero.
+            if token.starts_with('+') || (token.starts_with('0') && token.len() > 1) {
+                return None;
+            }
+            let index: usize = token.parse().ok()?;
+            items.get(index)?;
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                if i == index {
+                    write_spliced(out, item, rest, raw)?;
+                } else {
+                    serde_json::to_writer(&mut *out, item).ok()?;
+                }
+            }
+            out.push(b']');
+        }
+        _ => return None,
     }
-    None
+    Some(())
 }
 
 /// The raw text of `object` with member `name` written twice: `first` then `second`
@@ -300,8 +341,8 @@ pub(crate) fn structural_boundaries(bytes: &[u8]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    /// A document that holds a marker's text (or a string ending in a quote and the
-    /// marker) before the spliced value still gets the raw bytes in the value's place.
+    /// The bytes are the document's compact text with the pointed value's text replaced,
+    /// whatever the document holds (it once held a marker string put in the value's place).
     #[test]
     fn a_splice_lands_in_its_place_whatever_the_document_holds() {
         let doc = serde_json::json!({
@@ -309,7 +350,8 @@ mod tests {
             "a": "\u{0}airlock-splice-0\u{0}",
             "b": "x\"\u{0}airlock-splice-1\u{0}",
             "c": [1],
-            "d": true
+            "d": true,
+            "e/~f": {"01": [0, {"g": null}]}
         });
         let mut zero = doc.clone();
         zero["c"] = Value::from(0);
@@ -317,7 +359,55 @@ mod tests {
             .unwrap()
             .replace(r#""c":0,"#, r#""c":RAW,"#);
         assert_eq!(splice(&doc, "/c", b"RAW").unwrap(), expected.as_bytes());
-        assert_eq!(splice(&doc, "/missing", b"RAW"), None);
+        let inner = splice(&doc, "/e~1~0f/01/1/g", b"RAW").unwrap();
+        assert!(String::from_utf8(inner)
+            .unwrap()
+            .ends_with(r#""e/~f":{"01":[0,{"g":RAW}]}}"#),);
+        assert_eq!(splice(&doc, "", b"RAW").unwrap(), b"RAW");
+        for missing in [
+            "/missing",
+            "c",
+            "/c/1",
+            "/c/01",
+            "/c/+0",
+            "/d/x",
+            "/e~1~0f/1",
+        ] {
+            assert_eq!(splice(&doc, missing, b"RAW"), None, "{missing}");
+        }
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[a-z/~\"\\\u{0}-\u{1f}é]{0,6}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+                proptest::collection::btree_map("[a-z/~0-9]{0,3}", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Every location `walk` names, spliced with a number: the same bytes as the
+        /// document with that value set to it, serialised by serde_json.
+        #[test]
+        fn a_splice_equals_the_document_with_the_value_replaced(doc in json_value()) {
+            let mut locations = Vec::new();
+            walk(&doc, String::new(), &mut |at, _| locations.push(at.to_owned()));
+            for at in locations {
+                let mut replaced = doc.clone();
+                *replaced.pointer_mut(&at).unwrap() = Value::from(123_456_789);
+                let expected = serde_json::to_vec(&replaced).unwrap();
+                proptest::prop_assert_eq!(splice(&doc, &at, b"123456789"), Some(expected), "{}", at);
+            }
+        }
     }
 
     #[test]
