@@ -14,10 +14,12 @@ use std::borrow::Cow;
 
 use crate::audit::{bounded, decode_rejection, Diagnostic, Stage};
 use crate::doc::{Array, Node, Object};
-use crate::parse::{parse_doc, ParseError};
 use crate::pointer::Pointer;
 use crate::projection::ErrorCode;
 use crate::request::Request;
+
+mod text;
+use text::{agree, Agreement};
 
 /// The JSON pointer of `structuredContent` in the message: schema and check diagnostics
 /// of an MCP contract are reported under it.
@@ -423,8 +425,11 @@ fn result<'a>(
             }
         }
         TextRule::Consistent => {
-            for (index, text) in texts {
-                consistent(index, text, structured, max_depth)?;
+            if let Some(members) = structured.as_object() {
+                let mut agreement = Agreement::new(structured, members);
+                for (index, text) in texts {
+                    agreement.consistent(index, text, max_depth)?;
+                }
             }
         }
         TextRule::Ignore => {}
@@ -494,109 +499,6 @@ fn content_blocks<'a>(
         }
     }
     Ok(texts)
-}
-
-/// A text block says what `structuredContent` says: it parses strictly to an equal value
-/// (members in any order, numbers as written: `1` is not `1.0`).
-fn agree(
-    index: usize,
-    text: &str,
-    structured: Node<'_>,
-    max_depth: usize,
-) -> Result<(), Diagnostic> {
-    let at = format!("/result/content/{index}/text");
-    let parsed = match parse_doc(text.as_bytes(), max_depth) {
-        Ok(parsed) => parsed,
-        Err(error) if looks_like_json(text) => {
-            return Err(not_strict_json(index, &at, &error));
-        }
-        Err(_) => {
-            return Err(Diagnostic::new(
-                Stage::Decode,
-                "text_agreement",
-                format!(
-                    "text block {index} is plain text, not JSON: with `text = \"agree\"` every \
-                     text block must be the JSON of structuredContent (the server may write \
-                     prose there: `text = \"consistent\"` or `\"ignore\"` does not read it)"
-                ),
-                format!("text block {index} is plain text, not JSON"),
-            )
-            .with_instance_path(at))
-        }
-    };
-    if structured.same_node(parsed.root()) {
-        return Ok(());
-    }
-    Err(disagrees(index, at))
-}
-
-/// [`TextRule::Consistent`]: a text block that is JSON agrees with `structuredContent`
-/// or one of its top-level members; one that is a string member verbatim agrees; prose
-/// is not read.
-fn consistent(
-    index: usize,
-    text: &str,
-    structured: Node<'_>,
-    max_depth: usize,
-) -> Result<(), Diagnostic> {
-    let Some(members) = structured.as_object() else {
-        return Ok(());
-    };
-    let verbatim = members
-        .iter()
-        .any(|(_, value)| value.as_str() == Some(text));
-    if verbatim {
-        return Ok(());
-    }
-    let at = format!("/result/content/{index}/text");
-    let parsed = match parse_doc(text.as_bytes(), max_depth) {
-        Ok(parsed) => parsed,
-        // JSON a lenient reader takes but the strict one refuses: readers disagree.
-        Err(error) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
-            return Err(not_strict_json(index, &at, &error));
-        }
-        Err(_) => return Ok(()),
-    };
-    let parsed = parsed.root();
-    if structured.same_node(parsed) || members.iter().any(|(_, value)| value.same_node(parsed)) {
-        return Ok(());
-    }
-    Err(disagrees(index, at))
-}
-
-/// Whether `text` starts as a JSON object or array would (after white space): a text
-/// meant as JSON, so a parse error in it is reported as such.
-fn looks_like_json(text: &str) -> bool {
-    matches!(
-        text.trim_start_matches([' ', '\t', '\n', '\r'])
-            .as_bytes()
-            .first(),
-        Some(b'{' | b'[' | b'"')
-    )
-}
-
-fn not_strict_json(index: usize, at: &str, error: &ParseError) -> Diagnostic {
-    Diagnostic::new(
-        Stage::Decode,
-        "text_agreement",
-        format!(
-            "text block {index} is not strict JSON ({}), so it cannot agree with \
-             structuredContent",
-            error.masked_message()
-        ),
-        format!("text block {index} is not strict JSON"),
-    )
-    .with_instance_path(at)
-}
-
-fn disagrees(index: usize, at: String) -> Diagnostic {
-    Diagnostic::new(
-        Stage::Decode,
-        "text_agreement",
-        format!("text block {index} says something else than structuredContent"),
-        format!("text block {index} says something else than structuredContent"),
-    )
-    .with_instance_path(at)
 }
 
 #[cfg(test)]
