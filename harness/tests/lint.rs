@@ -220,18 +220,11 @@ fn shipped_contracts_have_no_errors_and_only_the_known_warnings() {
                 "free-text-agent-field",
                 "/$defs/data/properties/reviewed_by".to_owned()
             ),
-            (
-                "identity_lookup",
-                "free-text-agent-field",
-                "/$defs/data/allOf/0/properties/subject".to_owned()
-            ),
+            // identity_lookup's `subject` is free text in its schema, but `equals_param`
+            // pins it to the request's `subject`.
             // The MCP tool's outputSchema as the server publishes it (imported as is):
-            // its strings are unbounded and two agent fields are free text.
-            (
-                "change_review",
-                "free-text-agent-field",
-                "/properties/change_id".to_owned()
-            ),
+            // its strings are unbounded and `reviewed_by` is free text (`change_id` is
+            // too, but `equals_param` pins it to the request's own parameter).
             (
                 "change_review",
                 "unbounded-string",
@@ -253,6 +246,48 @@ fn shipped_contracts_have_no_errors_and_only_the_known_warnings() {
                 "/properties/observed_at".to_owned()
             ),
         ]
+    );
+}
+
+/// An agent field an `equals_param` or `in_param` check pins can only be the caller's own
+/// parameter (or absent): not free text the upstream writes. A `fresh` check pins nothing.
+#[test]
+fn an_agent_field_bound_to_a_request_parameter_is_not_free_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_shipped("change_review", tmp.path());
+    let manifest = dir.join("contract.toml");
+    let shipped = std::fs::read_to_string(&manifest).unwrap();
+    let bound = "kind = \"equals_param\"\nfield = \"/change_id\"\nparam = \"change_id\"";
+    assert!(shipped.contains(bound));
+    let free_text = |text: &str| {
+        std::fs::write(&manifest, text).unwrap();
+        let findings = lint_contract(&dir);
+        assert!(
+            findings.iter().all(|f| f.rule != "contract-load"),
+            "{findings:?}"
+        );
+        findings
+            .into_iter()
+            .filter(|f| f.rule == "free-text-agent-field")
+            .map(|f| f.pointer)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(free_text(&shipped), ["/properties/reviewed_by"]);
+    let in_param = shipped.replace(
+        bound,
+        "kind = \"in_param\"\nfield = \"/change_id\"\nparam = \"change_ids\"",
+    );
+    assert_eq!(free_text(&in_param), ["/properties/reviewed_by"]);
+    let on_another_field = shipped.replace(
+        bound,
+        "kind = \"equals_param\"\nfield = \"/reviewed_by\"\nparam = \"reviewer\"",
+    );
+    assert_eq!(free_text(&on_another_field), ["/properties/change_id"]);
+    let unbound = shipped.replace(&format!("[[checks]]\n{bound}\n"), "");
+    assert_ne!(unbound, shipped);
+    assert_eq!(
+        free_text(&unbound),
+        ["/properties/change_id", "/properties/reviewed_by"]
     );
 }
 

@@ -8,7 +8,9 @@
 //! assert!(findings.iter().all(|f| f.severity != Level::Error || f.allowed.is_some()));
 //! ```
 
-use airlock_guard::{in_place_ref_cycle, parse, schema_version, Contract, InputKind, Pointer};
+use airlock_guard::{
+    in_place_ref_cycle, parse, schema_version, CheckSpec, Contract, InputKind, Pointer,
+};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt;
@@ -196,7 +198,7 @@ pub fn lint_contract(dir: &Path) -> Vec<LintFinding> {
             continue;
         };
         let fields = match &contract {
-            Some(c) if c.version() == version => c.agent_fields().to_vec(),
+            Some(c) if c.version() == version => free_text_candidates(c),
             _ => Vec::new(),
         };
         let mut found = lint_schema_file(&file, &fields, Some(&tool));
@@ -272,6 +274,24 @@ fn vendor_schema_as_written(manifest: &Path) -> Option<String> {
         return None;
     }
     input.get("schema")?.as_str().map(str::to_owned)
+}
+
+/// The agent fields the free-text rule reads: all but those an `equals_param` or
+/// `in_param` check pins to the request's own parameters (the upstream can only echo
+/// the caller's text there, or leave the member out).
+fn free_text_candidates(contract: &Contract) -> Vec<Pointer> {
+    let pinned: Vec<&Pointer> = contract
+        .checks()
+        .iter()
+        .filter(|c| matches!(c, CheckSpec::EqualsParam { .. } | CheckSpec::InParam { .. }))
+        .map(CheckSpec::field)
+        .collect();
+    contract
+        .agent_fields()
+        .iter()
+        .filter(|f| !pinned.contains(f))
+        .cloned()
+        .collect()
 }
 
 /// Lint one schema file; `fields` are the agent fields it serves (none for a standalone
