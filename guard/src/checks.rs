@@ -297,7 +297,11 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration, DurationError> {
     Ok(duration)
 }
 
-/// An RFC 3339 time. Fraction digits past the ninth (below a nanosecond, which the
+/// An RFC 3339 time, as strictly as the request's `now` is read
+/// ([`crate::upstream::is_rfc3339`]; `t` and `z` may be written in lower case, as RFC 3339
+/// allows): the lenient reader underneath also takes `+25:00`, a space for the `T`, or no
+/// seconds, which a contract without `format: date-time` beside its `fresh` check would
+/// otherwise admit. Fraction digits past the ninth (below a nanosecond, which the
 /// schema's `date-time` admits but a timestamp cannot hold) are truncated: the time is
 /// read at most a nanosecond early, never late.
 fn parse_time(text: &str) -> Option<Timestamp> {
@@ -308,13 +312,17 @@ fn parse_time(text: &str) -> Option<Timestamp> {
             .take_while(u8::is_ascii_digit)
             .count()
     });
-    match fraction {
+    let mut time = match fraction {
         Some(dot) if digits > 9 => {
-            let trimmed = format!("{}{}", &text[..dot + 10], &text[dot + 1 + digits..]);
-            trimmed.parse().ok()
+            format!("{}{}", &text[..dot + 10], &text[dot + 1 + digits..])
         }
-        _ => text.parse().ok(),
+        _ => text.to_owned(),
+    };
+    time.make_ascii_uppercase();
+    if !crate::upstream::is_rfc3339(&time) {
+        return None;
     }
+    time.parse().ok()
 }
 
 #[cfg(test)]
@@ -383,6 +391,31 @@ mod tests {
     #[test]
     fn fresh_on_an_unparseable_time_rejects() {
         assert!(fresh().run(&request(), &json!({"t": "soon"})).is_err());
+    }
+
+    /// Times a lenient reader takes, each within the window as it reads them: `fresh`
+    /// holds the field to RFC 3339 as the request's `now` is held (a contract need not pair
+    /// the check with `format: date-time`).
+    #[test]
+    fn fresh_reads_times_strictly_as_rfc_3339() {
+        let r = request();
+        for lenient in [
+            "2026-12-02 09:59:00Z",
+            "2026-12-02T09:59Z",
+            "2026-12-01T09:00:00-25:00",
+            "2026-12-02T09:59:00+0000",
+            "2026-12-02T09:59:00+00",
+            "20261202T095900Z",
+            "2026-12-02T09:59:00Z[UTC]",
+            "2026-12-02T09:59:00,5Z",
+            "2026-12-02T09:59:00",
+        ] {
+            let d = fresh().run(&r, &json!({"t": lenient})).unwrap_err();
+            assert_eq!(d.keyword(), "fresh", "{lenient}");
+        }
+        for strict in ["2026-12-02T09:59:00Z", "2026-12-02t09:59:00.5z"] {
+            assert!(fresh().run(&r, &json!({"t": strict})).is_ok(), "{strict}");
+        }
     }
 
     #[test]

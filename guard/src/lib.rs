@@ -95,7 +95,7 @@ pub use retry::{RetryPolicy, StopReason, TransportError};
 pub use schema::{
     in_place_ref_cycle, in_place_ref_cycle_across, CompiledSchema, Dialect, SchemaError,
     SchemaOptions, DRAFT_07, DRAFT_2019_09, DRAFT_2020_12, MAX_EXPLAINED_BYTES, MAX_IN_PLACE,
-    MAX_PATTERN_POSITIONS,
+    MAX_IN_PLACE_DEPTH, MAX_PATTERN_POSITIONS, MAX_REFERENCES,
 };
 pub use upstream::{
     invisible, printable, visible, FailureRule, LineEnding, LinesInput, Mapping, Normalise,

@@ -22,7 +22,7 @@
 //! schema is the safe side).
 
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::dialect::Dialect;
 use crate::pointer::Pointer;
@@ -75,6 +75,34 @@ pub(crate) fn ref_cycle_in(
     graph.first_cycle()
 }
 
+/// What is wrong with the in-place references of a schema.
+#[derive(Debug, PartialEq)]
+pub(crate) enum InPlace {
+    /// [`in_place_ref_cycle`]'s cycle.
+    Cycle(Vec<String>),
+    /// The first schema (in document order) that applies more than
+    /// [`MAX_IN_PLACE`](super::MAX_IN_PLACE) subschemas to one value, as a location
+    /// (`#/$defs/d0`), and how many (saturating).
+    TooMuchWork { at: String, count: u64 },
+    /// The first schema whose longest chain of in-place subschemas is longer than
+    /// [`MAX_IN_PLACE_DEPTH`](super::MAX_IN_PLACE_DEPTH), and its length.
+    TooDeep { at: String, depth: u64 },
+    /// More references than [`MAX_REFERENCES`](super::MAX_REFERENCES), and how many.
+    TooManyReferences(usize),
+}
+
+/// A reference cycle that applies only in place, or else a schema that applies more than
+/// [`MAX_IN_PLACE`](super::MAX_IN_PLACE) subschemas to one value: both read on the same
+/// graph, every reference resolved as the validator does (anchors, percent-encoded
+/// pointers, the document's own name or `$id`, `$dynamicRef`, `$recursiveRef`).
+pub(crate) fn in_place_check(
+    schema: &Value,
+    file_name: Option<&str>,
+    dialect: Dialect,
+) -> Option<InPlace> {
+    Graph::new(schema, file_name, dialect).check()
+}
+
 struct Graph<'a> {
     root: &'a Value,
     dialect: Dialect,
@@ -83,6 +111,8 @@ struct Graph<'a> {
     anchors: HashMap<&'a str, String>,
     dynamic_anchors: HashMap<&'a str, String>,
     own_names: Vec<&'a str>,
+    /// How many `$ref`, `$dynamicRef` and `$recursiveRef` keywords the schemas hold.
+    references: usize,
 }
 
 impl<'a> Graph<'a> {
@@ -94,6 +124,7 @@ impl<'a> Graph<'a> {
             anchors: HashMap::new(),
             dynamic_anchors: HashMap::new(),
             own_names: file_name.into_iter().collect(),
+            references: 0,
         };
         if let Some(id) = root.get("$id").and_then(Value::as_str) {
             let id = id.split('#').next().unwrap_or_default();
@@ -107,6 +138,10 @@ impl<'a> Graph<'a> {
             let Some(map) = node.as_object() else {
                 continue;
             };
+            graph.references += ["$ref", "$dynamicRef", "$recursiveRef"]
+                .iter()
+                .filter(|k| map.get(**k).is_some_and(Value::is_string))
+                .count();
             for (key, anchors) in [
                 ("$anchor", &mut graph.anchors),
                 ("$dynamicAnchor", &mut graph.dynamic_anchors),
@@ -229,6 +264,75 @@ impl<'a> Graph<'a> {
         }
     }
 
+    fn check(&self) -> Option<InPlace> {
+        if let Some(cycle) = self.first_cycle() {
+            return Some(InPlace::Cycle(cycle));
+        }
+        if self.references > super::MAX_REFERENCES {
+            return Some(InPlace::TooManyReferences(self.references));
+        }
+        let (counts, depths) = self.in_place_counts();
+        let over = |of: &HashMap<String, u64>, limit: u64| {
+            self.nodes.iter().find_map(|node| {
+                let n = *of.get(node)?;
+                (n > limit).then(|| (format!("#{node}"), n))
+            })
+        };
+        if let Some((at, count)) = over(&counts, super::MAX_IN_PLACE) {
+            return Some(InPlace::TooMuchWork { at, count });
+        }
+        let (at, depth) = over(&depths, super::MAX_IN_PLACE_DEPTH)?;
+        Some(InPlace::TooDeep { at, depth })
+    }
+
+    /// For every schema: how many subschemas it applies in place to one value, itself
+    /// included, every reference expanded (saturating); and its longest chain of them.
+    /// Counted once per schema (memoised) in one depth-first pass with an explicit stack,
+    /// so neither a 2^N fan-out nor a chain of 200 000 references costs more than the
+    /// graph's size. An edge back onto the path (a cycle, refused before this is asked)
+    /// counts 1.
+    fn in_place_counts(&self) -> (HashMap<String, u64>, HashMap<String, u64>) {
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        let mut depths: HashMap<String, u64> = HashMap::new();
+        let mut on_path: HashSet<String> = HashSet::new();
+        for start in &self.nodes {
+            if counts.contains_key(start) {
+                continue;
+            }
+            // (node, its successors, the next one to visit, its count and depth so far)
+            let mut path: Vec<(String, Vec<String>, usize, u64, u64)> =
+                vec![(start.clone(), self.in_place(start), 0, 1, 1)];
+            on_path.insert(start.clone());
+            while let Some((_, successors, next, total, depth)) = path.last_mut() {
+                if let Some(successor) = successors.get(*next).cloned() {
+                    *next += 1;
+                    if let Some(count) = counts.get(&successor) {
+                        *total = total.saturating_add(*count);
+                        *depth = (*depth).max(depths[&successor].saturating_add(1));
+                    } else if on_path.contains(&successor) {
+                        *total = total.saturating_add(1);
+                    } else {
+                        on_path.insert(successor.clone());
+                        let successors = self.in_place(&successor);
+                        path.push((successor, successors, 0, 1, 1));
+                    }
+                    continue;
+                }
+                let Some((node, _, _, total, depth)) = path.pop() else {
+                    break;
+                };
+                on_path.remove(&node);
+                if let Some((_, _, _, parent, parent_depth)) = path.last_mut() {
+                    *parent = parent.saturating_add(total);
+                    *parent_depth = (*parent_depth).max(depth.saturating_add(1));
+                }
+                depths.insert(node.clone(), depth);
+                counts.insert(node, total);
+            }
+        }
+        (counts, depths)
+    }
+
     /// Depth-first search over in-place edges (explicit stack, no recursion).
     fn first_cycle(&self) -> Option<Vec<String>> {
         #[derive(Clone, Copy, PartialEq)]
@@ -342,6 +446,45 @@ pub fn in_place_ref_cycle_across(
     dialect: Dialect,
     fetch: &mut dyn FnMut(&str) -> Option<Value>,
 ) -> Option<Vec<String>> {
+    let (merged, names) = merged(main, main_name, fetch)?;
+    let cycle = ref_cycle_in(&merged, None, dialect)?;
+    Some(cycle.iter().map(|at| merged_location(at, &names)).collect())
+}
+
+/// [`in_place_check`] across `main` and the files of the contract its references name
+/// (as [`in_place_ref_cycle_across`] reads them): `None` when no other file is named.
+pub(crate) fn in_place_check_across(
+    main: &Value,
+    main_name: &str,
+    dialect: Dialect,
+    fetch: &mut dyn FnMut(&str) -> Option<Value>,
+) -> Option<InPlace> {
+    let (merged, names) = merged(main, main_name, fetch)?;
+    Some(match in_place_check(&merged, None, dialect)? {
+        InPlace::Cycle(cycle) => {
+            InPlace::Cycle(cycle.iter().map(|at| merged_location(at, &names)).collect())
+        }
+        InPlace::TooMuchWork { at, count } => InPlace::TooMuchWork {
+            at: merged_location(&at, &names),
+            count,
+        },
+        InPlace::TooDeep { at, depth } => InPlace::TooDeep {
+            at: merged_location(&at, &names),
+            depth,
+        },
+        many @ InPlace::TooManyReferences(_) => many,
+    })
+}
+
+/// One document holding `main` and every file of the contract its references name
+/// (read with `fetch`, at most [`MAX_DOCUMENTS`]), each under `#/$defs/<index>`, its
+/// references rewritten to point there and `$id`s dropped so that every fragment is from
+/// the root; and the files' names by index. `None` when no other file is named or read.
+fn merged(
+    main: &Value,
+    main_name: &str,
+    fetch: &mut dyn FnMut(&str) -> Option<Value>,
+) -> Option<(Value, Vec<String>)> {
     // Most schemas name no other file: nothing to merge, and nothing cloned.
     let mut names_a_file = false;
     references(main, &mut |reference| {
@@ -371,37 +514,31 @@ pub fn in_place_ref_cycle_across(
     if documents.len() < 2 {
         return None;
     }
-    // One document holding them all, each under `#/$defs/<index>`, its references
-    // rewritten to point there; `$id`s dropped so that every fragment is from the root.
     let names: Vec<String> = documents.iter().map(|(n, _)| n.clone()).collect();
     let mut defs = serde_json::Map::new();
     for (index, (_, mut document)) in documents.into_iter().enumerate() {
         rewrite(&mut document, index, &names);
         defs.insert(index.to_string(), document);
     }
-    let merged = serde_json::json!({ "$defs": defs });
-    let cycle = ref_cycle_in(&merged, None, dialect)?;
-    Some(
-        cycle
-            .into_iter()
-            .map(|at| {
-                let rest = at.trim_start_matches("#/$defs/");
-                let (index, pointer) = rest.split_once('/').unwrap_or((rest, ""));
-                let name = index
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| names.get(i))
-                    .map_or("?", String::as_str);
-                format!(
-                    "{name}#{}",
-                    if pointer.is_empty() {
-                        String::new()
-                    } else {
-                        format!("/{pointer}")
-                    }
-                )
-            })
-            .collect(),
+    Some((serde_json::json!({ "$defs": defs }), names))
+}
+
+/// A location of the merged document (`#/$defs/1/x`) as its file's (`b.json#/x`).
+fn merged_location(at: &str, names: &[String]) -> String {
+    let rest = at.trim_start_matches("#/$defs/");
+    let (index, pointer) = rest.split_once('/').unwrap_or((rest, ""));
+    let name = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| names.get(i))
+        .map_or("?", String::as_str);
+    format!(
+        "{name}#{}",
+        if pointer.is_empty() {
+            String::new()
+        } else {
+            format!("/{pointer}")
+        }
     )
 }
 

@@ -14,9 +14,9 @@ use crate::pointer::Pointer;
 use crate::resources::{LocalRetriever, Resources};
 
 mod budget;
-pub use budget::MAX_IN_PLACE;
+pub use budget::{MAX_IN_PLACE, MAX_IN_PLACE_DEPTH, MAX_REFERENCES};
 mod cycles;
-use cycles::ref_cycle_in;
+use cycles::{in_place_check, in_place_check_across, InPlace};
 pub use cycles::{in_place_ref_cycle, in_place_ref_cycle_across};
 mod diagnose;
 mod dialect;
@@ -76,9 +76,32 @@ pub enum SchemaError {
         /// How many subschemas it applies to one value (saturating).
         count: u64,
     },
+    /// A subschema whose longest chain of subschemas applied in place (a `$ref` to a
+    /// `$ref` to …) is longer than [`MAX_IN_PLACE_DEPTH`]: the validator would recurse that
+    /// deep for every value.
+    TooDeep {
+        /// The subschema, as a JSON pointer fragment.
+        at: String,
+        /// The chain's length.
+        depth: u64,
+    },
+    /// More references than [`MAX_REFERENCES`] (across the contract's files): compiling
+    /// chains of them takes quadratic time.
+    TooManyReferences(usize),
     /// The schema is not valid under its dialect's meta-schema, names an unknown format, or references a
     /// resource outside its contract.
     Invalid(String),
+}
+
+impl From<InPlace> for SchemaError {
+    fn from(found: InPlace) -> Self {
+        match found {
+            InPlace::Cycle(cycle) => SchemaError::RefCycle(cycle),
+            InPlace::TooMuchWork { at, count } => SchemaError::TooMuchWork { at, count },
+            InPlace::TooDeep { at, depth } => SchemaError::TooDeep { at, depth },
+            InPlace::TooManyReferences(count) => SchemaError::TooManyReferences(count),
+        }
+    }
 }
 
 impl fmt::Display for SchemaError {
@@ -108,6 +131,20 @@ impl fmt::Display for SchemaError {
                 budget::MAX_IN_PLACE
             )
             }
+            SchemaError::TooDeep { at, depth } => write!(
+                f,
+                "{at} applies a chain of {depth} subschemas in place, one inside the other \
+                 (`$ref`s to `$ref`s, nested branches), longer than {}: the validator would \
+                 recurse that deep for every value; reference the last definition directly",
+                budget::MAX_IN_PLACE_DEPTH
+            ),
+            SchemaError::TooManyReferences(count) => write!(
+                f,
+                "the schema holds {count} references (`$ref`, `$dynamicRef`, \
+                 `$recursiveRef`), more than {}: compiling chains of them takes time \
+                 quadratic in their length",
+                budget::MAX_REFERENCES
+            ),
             SchemaError::PatternTooBig { pattern, limit } => write!(
                 f,
                 "pattern `{pattern}` compiles to more than the `regex` engine's size limit \
@@ -254,11 +291,8 @@ impl CompiledSchema {
         };
         check_patterns(&document)?;
         let file_name = base_uri.rsplit('/').next().filter(|n| !n.is_empty());
-        if let Some(cycle) = ref_cycle_in(&document, file_name, dialect) {
-            return Err(SchemaError::RefCycle(cycle));
-        }
-        if let Some((at, count)) = budget::over_budget(&document) {
-            return Err(SchemaError::TooMuchWork { at, count });
+        if let Some(found) = in_place_check(&document, file_name, dialect) {
+            return Err(found.into());
         }
         // Across the contract's files: those a reference names, read as the build would.
         let directory = &base_uri[..base_uri.rfind('/').map_or(0, |i| i + 1)];
@@ -268,13 +302,13 @@ impl CompiledSchema {
                 .ok()
                 .flatten()
         };
-        if let Some(cycle) = in_place_ref_cycle_across(
+        if let Some(found) = in_place_check_across(
             &document,
             file_name.unwrap_or_default(),
             dialect,
             &mut fetch,
         ) {
-            return Err(SchemaError::RefCycle(cycle));
+            return Err(found.into());
         }
         let validator = Self::build(&document, dialect, base_uri, resources, options)?;
         let doc_validator = Self::build(&document, dialect, base_uri, resources, options)?;
@@ -701,6 +735,41 @@ mod tests {
         assert!(!can_contain(&root, &t("/data/subjekt")));
         assert!(!can_contain(&root, &t("/dta/subject")));
         assert!(can_contain(&json!({}), &t("/anything/at/all")));
+    }
+
+    /// Every level reaches the next twice (a `$ref` beside keywords that refuse the
+    /// member is read again as draft-07 would; two `allOf` branches): walked anew at each
+    /// path, 2^64 and 2^30 steps; answered once per level now.
+    #[test]
+    fn can_contain_answers_each_subschema_once() {
+        let t = |p: &str| crate::pointer::Pointer::parse(p).unwrap().tokens().to_vec();
+        let mut defs = serde_json::Map::new();
+        for i in 0..64 {
+            defs.insert(
+                format!("d{i}"),
+                json!({"$ref": format!("#/$defs/d{}", i + 1), "additionalProperties": false}),
+            );
+        }
+        defs.insert("d64".into(), json!({}));
+        let beside = json!({"$ref": "#/$defs/d0", "$defs": defs});
+        assert!(can_contain(&beside, &t("/data/x")));
+        let mut defs = serde_json::Map::new();
+        // 30 levels of two hops each (the branch, then its target): within the 64 hops
+        // past which the walk stays permissive.
+        for i in 0..30 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert(
+            "d30".into(),
+            json!({"type": "object", "properties": {"data": {}}, "additionalProperties": false}),
+        );
+        let doubled = json!({"$ref": "#/$defs/d0", "$defs": defs});
+        assert!(can_contain(&doubled, &t("/data")));
+        assert!(!can_contain(&doubled, &t("/other")));
     }
 
     #[test]

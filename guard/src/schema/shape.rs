@@ -1,6 +1,8 @@
 //! Schema text checks made at load: every pattern compiles on the linear-time engine,
 //! and which members a schema can contain (for agent fields and checks).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::SchemaError;
@@ -107,143 +109,171 @@ fn compile_regex(pattern: &str) -> Result<(), SchemaError> {
 /// one branch is enough, and of `then`/`else` either path: the member is possible when one
 /// of them allows it. `false` only where every way through the schema rules it out.
 pub(crate) fn can_contain(root: &Value, tokens: &[String]) -> bool {
-    can_contain_at(root, root, tokens, 0)
+    Reach {
+        root,
+        known: HashMap::new(),
+    }
+    .can_contain(root, tokens, 0)
 }
 
-fn can_contain_at(root: &Value, schema: &Value, tokens: &[String], hops: usize) -> bool {
-    if hops > 64 {
-        return true; // a reference cycle: stay permissive rather than loop
-    }
-    let Some((token, rest)) = tokens.split_first() else {
-        return schema != &Value::Bool(false);
-    };
-    let map = match schema {
-        Value::Bool(allowed) => return *allowed,
-        Value::Object(map) => map,
-        _ => return true,
-    };
-    let target = map
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(|p| root.pointer(p));
-    if !own_keywords_allow(root, schema, map, token, rest, hops) {
-        // Beside a `$ref`, draft-07 ignores the other keywords (later drafts apply them):
-        // the dialect is not known here, so what the target allows is allowed.
-        let ignored = target.is_some_and(|t| can_contain_at(root, t, tokens, hops + 1));
-        if !ignored {
-            return false;
+/// One [`can_contain`] question: what each (subschema, remaining tokens) pair answered.
+/// A schema reaches the same subschema along many paths (`allOf` branches and a `$ref`
+/// beside them, each referring to the next level): answered once each, the walk is
+/// linear in the pairs; walked anew it was exponential in the levels (a 4 KB schema
+/// held the load for good).
+struct Reach<'r> {
+    root: &'r Value,
+    /// Keyed by the subschema's address and the number of tokens left; a pair being
+    /// answered is `true` meanwhile (a cycle stays permissive rather than loop).
+    known: HashMap<(*const Value, usize), bool>,
+}
+
+impl Reach<'_> {
+    fn can_contain(&mut self, schema: &Value, tokens: &[String], hops: usize) -> bool {
+        if hops > 64 {
+            return true; // a chain this deep: stay permissive
         }
-    }
-    let all = |branches: &[Value]| {
-        branches
-            .iter()
-            .all(|b| can_contain_at(root, b, tokens, hops + 1))
-    };
-    let any = |branches: &[Value]| {
-        branches
-            .iter()
-            .any(|b| can_contain_at(root, b, tokens, hops + 1))
-    };
-    if let Some(Value::Array(branches)) = map.get("allOf") {
-        if !all(branches) {
-            return false;
+        let key = (std::ptr::from_ref(schema), tokens.len());
+        if let Some(known) = self.known.get(&key) {
+            return *known;
         }
+        self.known.insert(key, true);
+        let answer = self.answer(schema, tokens, hops);
+        self.known.insert(key, answer);
+        answer
     }
-    for keyword in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = map.get(keyword) {
-            if !branches.is_empty() && !any(branches) {
+
+    fn answer(&mut self, schema: &Value, tokens: &[String], hops: usize) -> bool {
+        let root = self.root;
+        let Some((token, rest)) = tokens.split_first() else {
+            return schema != &Value::Bool(false);
+        };
+        let map = match schema {
+            Value::Bool(allowed) => return *allowed,
+            Value::Object(map) => map,
+            _ => return true,
+        };
+        let target = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| root.pointer(p));
+        if !self.own_keywords_allow(schema, map, token, rest, hops) {
+            // Beside a `$ref`, draft-07 ignores the other keywords (later drafts apply
+            // them): the dialect is not known here, so what the target allows is allowed.
+            let ignored = target.is_some_and(|t| self.can_contain(t, tokens, hops + 1));
+            if !ignored {
                 return false;
             }
         }
-    }
-    if map.contains_key("then") || map.contains_key("else") {
-        // A missing branch is `true`: that path leaves the member free.
-        let path = |k: &str| {
-            map.get(k)
-                .is_none_or(|b| can_contain_at(root, b, tokens, hops + 1))
-        };
-        if !(path("then") || path("else")) {
-            return false;
+        if let Some(Value::Array(branches)) = map.get("allOf") {
+            if !branches
+                .iter()
+                .all(|b| self.can_contain(b, tokens, hops + 1))
+            {
+                return false;
+            }
         }
-    }
-    if let Some(target) = target {
-        if !can_contain_at(root, target, tokens, hops + 1) {
-            return false;
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = map.get(keyword) {
+                if !branches.is_empty()
+                    && !branches
+                        .iter()
+                        .any(|b| self.can_contain(b, tokens, hops + 1))
+                {
+                    return false;
+                }
+            }
         }
+        if map.contains_key("then") || map.contains_key("else") {
+            // A missing branch is `true`: that path leaves the member free.
+            let mut path = |k: &str| {
+                map.get(k)
+                    .is_none_or(|b| self.can_contain(b, tokens, hops + 1))
+            };
+            if !(path("then") || path("else")) {
+                return false;
+            }
+        }
+        if let Some(target) = target {
+            if !self.can_contain(target, tokens, hops + 1) {
+                return false;
+            }
+        }
+        true
     }
-    true
-}
 
-/// Whether the object and array keywords of this one schema (not its branches) allow a
-/// member `token` holding `rest`. A name the schema declares is possible when a
-/// declaring subschema can hold `rest`; an undeclared one where the schema does not
-/// close the object. `unevaluatedProperties: false` sees the names its in-place
-/// branches declare (they evaluate them).
-fn own_keywords_allow(
-    root: &Value,
-    schema: &Value,
-    map: &serde_json::Map<String, Value>,
-    token: &str,
-    rest: &[String],
-    hops: usize,
-) -> bool {
-    let mut declared = false;
-    let mut subs: Vec<&Value> = Vec::new();
-    if let Some(sub) = map.get("properties").and_then(|p| p.get(token)) {
-        declared = true;
-        subs.push(sub);
-    }
-    if let Some(Value::Object(patterns)) = map.get("patternProperties") {
-        for (pattern, sub) in patterns {
-            if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(token)) {
-                declared = true;
-                subs.push(sub);
+    /// Whether the object and array keywords of this one schema (not its branches) allow
+    /// a member `token` holding `rest`. A name the schema declares is possible when a
+    /// declaring subschema can hold `rest`; an undeclared one where the schema does not
+    /// close the object. `unevaluatedProperties: false` sees the names its in-place
+    /// branches declare (they evaluate them).
+    fn own_keywords_allow(
+        &mut self,
+        schema: &Value,
+        map: &serde_json::Map<String, Value>,
+        token: &str,
+        rest: &[String],
+        hops: usize,
+    ) -> bool {
+        let root = self.root;
+        let mut declared = false;
+        let mut subs: Vec<&Value> = Vec::new();
+        if let Some(sub) = map.get("properties").and_then(|p| p.get(token)) {
+            declared = true;
+            subs.push(sub);
+        }
+        if let Some(Value::Object(patterns)) = map.get("patternProperties") {
+            for (pattern, sub) in patterns {
+                if regex::Regex::new(pattern).is_ok_and(|r| r.is_match(token)) {
+                    declared = true;
+                    subs.push(sub);
+                }
             }
         }
-    }
-    for keyword in ["prefixItems", "items"] {
-        if let Some(Value::Array(prefix)) = map.get(keyword) {
-            if let Some(sub) = token.parse::<usize>().ok().and_then(|i| prefix.get(i)) {
-                declared = true;
-                subs.push(sub);
+        for keyword in ["prefixItems", "items"] {
+            if let Some(Value::Array(prefix)) = map.get(keyword) {
+                if let Some(sub) = token.parse::<usize>().ok().and_then(|i| prefix.get(i)) {
+                    declared = true;
+                    subs.push(sub);
+                }
             }
         }
-    }
-    if declared {
-        return subs
-            .into_iter()
-            .any(|sub| can_contain_at(root, sub, rest, hops + 1));
-    }
-    // Not declared here: the catch-alls decide.
-    for keyword in ["items", "additionalItems", "additionalProperties"] {
-        match map.get(keyword) {
-            Some(Value::Bool(false)) if keyword == "additionalProperties" => return false,
-            Some(sub @ Value::Object(_)) if !can_contain_at(root, sub, rest, hops + 1) => {
-                return false
+        if declared {
+            return subs
+                .into_iter()
+                .any(|sub| self.can_contain(sub, rest, hops + 1));
+        }
+        // Not declared here: the catch-alls decide.
+        for keyword in ["items", "additionalItems", "additionalProperties"] {
+            match map.get(keyword) {
+                Some(Value::Bool(false)) if keyword == "additionalProperties" => return false,
+                Some(sub @ Value::Object(_)) if !self.can_contain(sub, rest, hops + 1) => {
+                    return false
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
-    match map.get("unevaluatedProperties") {
-        Some(Value::Bool(false)) => {
-            // Evaluated by an in-place branch that declares it: that branch decides.
-            let mut in_place = Vec::new();
-            collect_in_place(root, schema, &mut in_place, hops);
-            in_place.iter().skip(1).any(|node| {
-                node.get("properties").and_then(|p| p.get(token)).is_some()
-                    || node
-                        .get("patternProperties")
-                        .and_then(Value::as_object)
-                        .is_some_and(|patterns| {
-                            patterns
-                                .keys()
-                                .any(|p| regex::Regex::new(p).is_ok_and(|r| r.is_match(token)))
-                        })
-            })
+        match map.get("unevaluatedProperties") {
+            Some(Value::Bool(false)) => {
+                // Evaluated by an in-place branch that declares it: that branch decides.
+                let mut in_place = Vec::new();
+                collect_in_place(root, schema, &mut in_place, hops);
+                in_place.iter().skip(1).any(|node| {
+                    node.get("properties").and_then(|p| p.get(token)).is_some()
+                        || node
+                            .get("patternProperties")
+                            .and_then(Value::as_object)
+                            .is_some_and(|patterns| {
+                                patterns
+                                    .keys()
+                                    .any(|p| regex::Regex::new(p).is_ok_and(|r| r.is_match(token)))
+                            })
+                })
+            }
+            Some(sub @ Value::Object(_)) => self.can_contain(sub, rest, hops + 1),
+            _ => true,
         }
-        Some(sub @ Value::Object(_)) => can_contain_at(root, sub, rest, hops + 1),
-        _ => true,
     }
 }
 
