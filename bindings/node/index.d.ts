@@ -100,6 +100,7 @@ export declare class Guard {
 
 /** Several contracts, each request routed by its `tool`. */
 export declare class Guards {
+  /** Load each folder; throws ContractError naming the file, or both folders of one tool. */
   static load(dirs: (string | URL)[], options?: GuardOptions): Guards;
   readonly tools: string[];
   get(tool: string): Guard | undefined;

@@ -33,7 +33,12 @@ function rethrow(error) {
 }
 
 function requestJson(request) {
-  if (typeof request === 'string') return request;
+  if (typeof request === 'string') {
+    // The addon reads text as UTF-8, writing U+FFFD for a lone surrogate: a parameter the
+    // caller never sent. (An object's are escaped by JSON.stringify, and refused.)
+    if (LONE_SURROGATE.test(request)) throw new RequestError('the request holds a lone surrogate: it is not well-formed text');
+    return request;
+  }
   if (request === null || typeof request !== 'object') {
     throw new RequestError('a request is an object: {tool, request_id, params, now}');
   }
@@ -81,13 +86,18 @@ function stringBody(text) {
 }
 
 function body(raw) {
-  if (Buffer.isBuffer(raw)) return raw;
+  let view;
+  if (Buffer.isBuffer(raw)) view = raw;
   // Any typed array or DataView, from this realm or another (vm, a test runner's context).
-  if (ArrayBuffer.isView(raw)) return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  else if (ArrayBuffer.isView(raw)) view = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  // Memory another thread may write while the guard reads it: judged from a copy, so the
+  // bytes validated are the bytes projected.
+  else if (types.isSharedArrayBuffer(raw)) return Buffer.from(new Uint8Array(raw));
   // What `(await fetch(url)).arrayBuffer()` gives.
-  if (types.isAnyArrayBuffer(raw)) return Buffer.from(raw);
-  if (typeof raw === 'string') return stringBody(raw);
-  throw new TypeError('a response body is a Buffer, a Uint8Array (or any ArrayBuffer view), an ArrayBuffer or a string');
+  else if (types.isAnyArrayBuffer(raw)) return Buffer.from(raw);
+  else if (typeof raw === 'string') return stringBody(raw);
+  else throw new TypeError('a response body is a Buffer, a Uint8Array (or any ArrayBuffer view), an ArrayBuffer or a string');
+  return types.isSharedArrayBuffer(view.buffer) ? Buffer.from(view) : view;
 }
 
 /**
@@ -413,12 +423,30 @@ class Guard {
 
 /** Several contracts, each request routed by its `tool`: `Guards.load([dirs])`. */
 class Guards {
+  /** Throws ContractError when two guards are of one tool (which would serve it?). */
   constructor(guards) {
-    this._byTool = new Map(guards.map((g) => [g.tool, g]));
+    this._byTool = new Map();
+    for (const guard of guards) {
+      if (this._byTool.has(guard.tool)) {
+        throw new ContractError(`tool ${JSON.stringify(guard.tool)} is the tool of two contracts`);
+      }
+      this._byTool.set(guard.tool, guard);
+    }
   }
+  /** Throws ContractError naming the folder, as Python's `Guard.load_all` does. */
   static load(dirs, options = {}) {
     if (!Array.isArray(dirs)) throw new TypeError('Guards.load(dirs): dirs is an array of contract folders');
-    return new Guards(dirs.map((dir) => Guard.load(dir, options)));
+    const from = new Map();
+    const guards = dirs.map((dir) => {
+      const guard = Guard.load(dir, options);
+      const first = from.get(guard.tool);
+      if (first !== undefined) {
+        throw new ContractError(`loading contract ${folder(dir)}: tool ${JSON.stringify(guard.tool)} is also the tool of ${first}`);
+      }
+      from.set(guard.tool, folder(dir));
+      return guard;
+    });
+    return new Guards(guards);
   }
   /** The guard of `tool`, or undefined. */
   get(tool) {

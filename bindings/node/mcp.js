@@ -15,15 +15,12 @@ const { Guard, Guards, RoutingError } = require('./index.js');
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
-// The result schema `Client.callTool` reads a result with, when the SDK can be found
-// (the package's optional peer dependency).
-function callToolResultSchema() {
-  try {
-    return require('@modelcontextprotocol/sdk/types.js').CallToolResultSchema;
-  } catch {
-    return undefined;
-  }
-}
+// The result as the SDK's JSON.parse read it: `client.request` hands the result to its
+// schema's `safeParse` and resolves to what that returns. The SDK's own
+// CallToolResultSchema rewrites it first (a missing `content` becomes `[]`, members a
+// text block may not have are dropped), so a result Rust and Python refuse would be
+// admitted here.
+const AS_READ = Object.freeze({ safeParse: (data) => ({ success: true, data }) });
 
 function guardFor(guards, tool) {
   const guard = guards instanceof Guard ? guards : guards instanceof Guards ? guards.get(tool) : undefined;
@@ -72,13 +69,13 @@ let nextId = 0;
  * reaches the result's text. A call the caller aborted (`options.signal`) rejects with
  * the abort, as `callTool` does.
  *
- * `tools/call` goes through `client.request` with the SDK's own result schema, as
- * `callTool` sends it, without `callTool`'s check of `structuredContent` against the
- * output schema: that check throws an error with a JSON-RPC code (-32600, -32602) that
- * cannot be told from the server's own, and the guard makes it anyway, strictly, saying
- * which failure it was. (So an override of `callTool` on the client is not called, and
- * neither is its refusal of task-only tools.) A client without `request`, or where the
- * SDK cannot be found, is called through `callTool`.
+ * `tools/call` goes through `client.request`, as `callTool` sends it, with the result
+ * read as the SDK's JSON.parse gave it (`resultSchema`, when given, is used instead),
+ * without `callTool`'s check of `structuredContent` against the output schema: that
+ * check throws an error with a JSON-RPC code (-32600, -32602) that cannot be told from
+ * the server's own, and the guard makes it anyway, strictly, saying which failure it
+ * was. (So an override of `callTool` on the client is not called, and neither is its
+ * refusal of task-only tools.) A client without `request` is called through `callTool`.
  */
 async function callToolGuarded(client, guards, params, resultSchema, options) {
   if (!client || (typeof client.request !== 'function' && typeof client.callTool !== 'function')) {
@@ -90,8 +87,8 @@ async function callToolGuarded(client, guards, params, resultSchema, options) {
   nextId += 1;
   const id = nextId;
   const request = { tool: params.name, jsonrpc_id: id, params: params.arguments || {}, now: new Date() };
-  const schema = resultSchema || callToolResultSchema();
-  const direct = typeof client.request === 'function' && Boolean(schema);
+  const schema = resultSchema || AS_READ;
+  const direct = typeof client.request === 'function';
   let raw;
   try {
     const result = direct
@@ -99,7 +96,10 @@ async function callToolGuarded(client, guards, params, resultSchema, options) {
       : await client.callTool(params, resultSchema, options);
     raw = JSON.stringify({ jsonrpc: '2.0', id, result });
   } catch (error) {
-    if (error && error.name === 'AbortError') throw error;
+    // The caller aborted: before sending, the SDK throws the signal's AbortError; while
+    // the call runs, an McpError it made of the reason (REQUEST_TIMEOUT, no `timeout` in
+    // its data), which is not the server's answer.
+    if ((error && error.name === 'AbortError') || (options && options.signal && options.signal.aborted)) throw error;
     const kind = classify(error, direct);
     if (kind === 'server') {
       // The server's JSON-RPC error: judged as such; its message is not kept.

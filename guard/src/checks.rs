@@ -319,7 +319,14 @@ fn parse_time(text: &str) -> Option<Timestamp> {
         _ => text.to_owned(),
     };
     time.make_ascii_uppercase();
-    if !crate::upstream::is_rfc3339(&time) {
+    // A leap second (`23:59:60Z`) is RFC 3339, and `date-time` admits it; the shape check
+    // (written for `now`) refuses it, so it is checked as `:59`. The reader takes `:60`
+    // as the second before.
+    let shape = match time.get(17..19) {
+        Some("60") => format!("{}59{}", &time[..17], &time[19..]),
+        _ => time.clone(),
+    };
+    if !crate::upstream::is_rfc3339(&shape) {
         return None;
     }
     time.parse().ok()
@@ -413,7 +420,12 @@ mod tests {
             let d = fresh().run(&r, &json!({"t": lenient})).unwrap_err();
             assert_eq!(d.keyword(), "fresh", "{lenient}");
         }
-        for strict in ["2026-12-02T09:59:00Z", "2026-12-02t09:59:00.5z"] {
+        for strict in [
+            "2026-12-02T09:59:00Z",
+            "2026-12-02t09:59:00.5z",
+            "2026-12-02T09:59:60Z",
+            "2026-12-02T10:59:60.25+01:00",
+        ] {
             assert!(fresh().run(&r, &json!({"t": strict})).is_ok(), "{strict}");
         }
     }

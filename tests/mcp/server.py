@@ -49,6 +49,8 @@ MODES = {
     "wrong_enum": "change_review: decision is 'approved_by_override' (outside the enum); in structuredContent and text",
     "wrong_type": "project_quota: used is the string '1200' instead of an integer; change_review: reviewed_by is null",
     "missing_structured": "structuredContent dropped; only the text block (tool has an outputSchema)",
+    "no_content": "the result has no `content` (CallToolResult requires it; the TypeScript SDK's schema supplies [])",
+    "text_block_member": "the text block carries a member `x` holding injection + canary (the TypeScript SDK's schema drops it)",
     "is_error_injection": "isError: true with a text block carrying injection + canary (and no structuredContent)",
     "jsonrpc_error": "tools/call answered with a JSON-RPC error (-32603) whose message carries injection + canary",
     "wrong_id": "the tools/call response carries a different JSON-RPC id (original id + 1000, or 'x-' + id)",
@@ -161,6 +163,10 @@ def misbehave(tool: str, result: dict[str, Any]) -> dict[str, Any]:
         result["content"] = [_text(sc)]
     elif MODE == "missing_structured":
         del result["structuredContent"]
+    elif MODE == "no_content":
+        del result["content"]
+    elif MODE == "text_block_member":
+        result["content"][0]["x"] = INJECTION
     return result
 
 

@@ -100,6 +100,23 @@ test('every malformed request or argument is a typed error, and admitAsync rejec
   assert.throws(() => Guards.load(at('schemas/review_status')), TypeError);
   assert.equal(Guard.load(at('schemas/review_status'), null).tool, 'review_status');
   assert.equal(Guard.load(new URL(`file://${at('schemas/review_status')}`)).tool, 'review_status');
+  // A request given as text is read as UTF-8: a lone surrogate would become U+FFFD, a
+  // parameter the caller never sent.
+  const text = JSON.stringify({ ...request(), tool: 'review_status' });
+  assert.throws(() => guards.admit(text.replace('}', ',"x":"\ud800"}'), body), RequestError);
+  assert.throws(() => guard.admit(text.replace('"params":{', '"params":{"y":"\udc00",'), body), RequestError);
+});
+
+test('two contracts of one tool are a ContractError naming both folders, as in Python', () => {
+  const folder = at('schemas/review_status');
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'airlock-node-'));
+  fs.cpSync(folder, copy, { recursive: true });
+  assert.throws(
+    () => Guards.load([folder, copy]),
+    (error) => error instanceof ContractError && error.message.includes(copy) && error.message.includes(folder),
+  );
+  assert.throws(() => new Guards([review(), review()]), ContractError);
+  fs.rmSync(copy, { recursive: true });
 });
 
 test('any bytes a caller holds are a body; text with a lone surrogate is refused, not repaired', async () => {
@@ -115,6 +132,13 @@ test('any bytes a caller holds are a body; text with a lone surrogate is refused
   foreign.set(body);
   assert.equal(guard.admit(request(), foreign).agentJson, expected);
   assert.equal((await guard.admitAsync(request(), copy)).agentJson, expected);
+  // Memory another thread may write (a SharedArrayBuffer, or a view of one): judged from
+  // a copy, the same admission.
+  const shared = new SharedArrayBuffer(body.length);
+  new Uint8Array(shared).set(body);
+  assert.equal(guard.admit(request(), shared).agentJson, expected);
+  assert.equal(guard.admit(request(), new Uint8Array(shared)).agentJson, expected);
+  assert.equal(guard.admit(request(), Buffer.from(shared)).agentJson, expected);
   assert.throws(() => guard.admit(request(), 42), TypeError);
   // Buffer.from(text) writes U+FFFD for a lone surrogate: the guard would then admit text
   // the upstream never sent.

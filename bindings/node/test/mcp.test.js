@@ -39,7 +39,7 @@ test('an honest result reaches the application as a fresh CallToolResult', async
   });
 });
 
-for (const mode of ['extra_member', 'disagreeing_text', 'is_error_injection', 'jsonrpc_error', 'wrong_enum', 'bad_format']) {
+for (const mode of ['extra_member', 'disagreeing_text', 'is_error_injection', 'jsonrpc_error', 'wrong_enum', 'bad_format', 'no_content', 'text_block_member']) {
   test(`a hostile result (${mode}) reaches the application as the fixed failure, nothing of its text`, async () => {
     await withServer(mode, async (client) => {
       const { result, admission } = await callToolGuarded(client, guards(), call);
@@ -86,6 +86,32 @@ test('each call is bound to an id of its own, so that each audit record names it
 
 // A client without `request` (a wrapper of the SDK's Client) is called through callTool,
 // whose own refusals of a result name structured content. The errors are the SDK's own.
+// The SDK's CallToolResultSchema would have read a result without `content` as one with
+// `[]`, and dropped the text block's extra member: admitted here, refused by the Rust guard
+// (and the proxy, and Python) on the server's bytes. The wrapper judges the result as read.
+for (const mode of ['no_content', 'text_block_member']) {
+  test(`${mode}: the result is judged as the server sent it, not as the SDK's schema rewrites it`, async () => {
+    await withServer(mode, async (client) => {
+      const { admission } = await callToolGuarded(client, guards(), call);
+      assert.equal(admission.admitted, false, mode);
+      assert.equal(admission.failureCode, 'INVALID_RESPONSE', `${mode}: ${admission.diagnostic}`);
+      assert.equal(admission.audit.diagnostic.stage, 'decode', admission.diagnostic);
+    });
+  });
+}
+
+// An abort while the call runs: the SDK rejects with an McpError it made of the reason
+// (-32001, no data), which was judged as the server's JSON-RPC error (a retryable
+// UPSTREAM_UNAVAILABLE for a call that was sent).
+test('a call the caller aborts while it runs rejects, not judged as the server\'s answer', async () => {
+  await withServer('ok', async (client) => {
+    const abort = new AbortController();
+    const pending = callToolGuarded(client, guards(), call, undefined, { signal: abort.signal });
+    abort.abort(new Error('stop'));
+    await assert.rejects(pending, (error) => error.code === -32001 && /stop/.test(error.message));
+  });
+});
+
 const { McpError, CallToolResultSchema } = require('@modelcontextprotocol/sdk/types.js');
 
 function failing(error) {

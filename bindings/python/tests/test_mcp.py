@@ -30,6 +30,8 @@ MODES = [
     "wrong_enum",
     "wrong_type",
     "missing_structured",
+    "no_content",
+    "text_block_member",
     "is_error_injection",
     "jsonrpc_error",
 ]
@@ -66,6 +68,13 @@ def test_a_well_behaved_call_gives_the_projection(results):
 @pytest.mark.parametrize("mode", [m for m in MODES if m != "ok"])
 def test_a_misbehaving_servers_result_reaches_the_caller_as_a_fixed_failure_without_its_text(results, mode):
     line = results[mode]
+    if mode == "text_block_member":
+        # The SDK's TextContent model drops the member before the wrapper sees the result
+        # (docs/python.md: what judging the SDK's reading loses): the rest is honest and
+        # admitted; nothing of the member reaches the fresh result.
+        assert line["admitted"] and not line["result"]["isError"], line
+        assert CANARY not in json.dumps(line["result"])
+        return
     assert line["result"]["isError"]
     assert CANARY not in json.dumps(line["result"])
     assert line["failure_code"] in ("INVALID_RESPONSE", "OUTCOME_UNVERIFIED", "TOOL_ERROR", "UPSTREAM_UNAVAILABLE")
@@ -88,3 +97,20 @@ def test_the_sdks_timeout_and_closed_connection_are_transport_failures_not_serve
         assert (line["keyword"], line["failure_code"]) == ("jsonrpc_error", "UPSTREAM_UNAVAILABLE"), line
     for mode in SDK_ERRORS:
         assert "ignore" not in json.dumps(results[mode]["result"])
+
+
+def test_a_guard_given_under_another_tools_name_is_refused_before_anything_is_sent(tmp_path):
+    """Every call to the tool would be sent, then judged as another tool's answer."""
+    from airlock_guard.mcp import GuardedSession
+
+    import shutil
+
+    other = tmp_path / "other_review"
+    shutil.copytree(ROOT / "schemas" / "change_review", other)
+    manifest = other / "contract.toml"
+    manifest.write_text(manifest.read_text().replace('tool = "change_review"', 'tool = "other_review"'))
+    guard = airlock_guard.Guard.load(other)
+    assert guard.tool == "other_review"
+    with pytest.raises(ValueError, match="other_review"):
+        GuardedSession(object(), {"change_review": guard})
+    assert GuardedSession(object(), {"other_review": guard}).guards == {"other_review": guard}

@@ -54,6 +54,9 @@ class GuardedSession:
         for tool, guard in guards.items():
             if not guard.is_mcp:
                 raise ValueError(f"the contract of {tool!r} is not an MCP tool contract")
+            if guard.tool != tool:
+                # Every call to `tool` would be sent, then refused as another tool's.
+                raise ValueError(f"the guard given for {tool!r} is the guard of {guard.tool!r}")
         self.session = session
         self.guards = dict(guards)
         self._next_id = 0
