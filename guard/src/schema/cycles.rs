@@ -91,10 +91,10 @@ pub(crate) enum InPlace {
     TooManyReferences(usize),
 }
 
-/// A reference cycle that applies only in place, or else a schema that applies more than
-/// [`MAX_IN_PLACE`](super::MAX_IN_PLACE) subschemas to one value: both read on the same
-/// graph, every reference resolved as the validator does (anchors, percent-encoded
-/// pointers, the document's own name or `$id`, `$dynamicRef`, `$recursiveRef`).
+/// A reference cycle that applies only in place, or else what [`InPlace`] names past its
+/// limit (references, subschemas per value, the chain's depth): all read on one graph,
+/// every reference resolved as the validator does (anchors, percent-encoded pointers, the
+/// document's own name or `$id`, `$dynamicRef`, `$recursiveRef`).
 pub(crate) fn in_place_check(
     schema: &Value,
     file_name: Option<&str>,
