@@ -20,6 +20,7 @@ mod fuzz;
 mod init;
 mod kinds;
 mod lint;
+mod lint_vendor;
 mod mcp_import;
 mod mcp_proxy;
 mod mcp_proxy_modes;
